@@ -1,0 +1,111 @@
+"""cypool: vectorized RL environments stepped by Cython nogil loops over OpenMP threads."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from cypool.errors import ClosedEnvError, CypoolError, EngineError
+from cypool.vector import VectorEnv
+from cypool.registration import list_envs, register_all as _register_all
+from cypool._threads import resolve_num_threads as _resolve_num_threads
+
+__all__ = ["make_vec", "list_envs", "show_config", "VectorEnv", "EngineError",
+           "ClosedEnvError", "CypoolError", "__version__"]
+
+
+def _check_num_envs(num_envs):
+    if isinstance(num_envs, bool) or not isinstance(num_envs, int):
+        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+
+
+def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
+             seed: int | None = None, autoreset_mode="next_step", copy: bool = True,
+             max_episode_steps: int | None = None, **task_kwargs) -> VectorEnv:
+    """Make a pool of ``num_envs`` copies of ``env_id`` behind a gymnasium VectorEnv.
+
+    Parameters
+    ----------
+    env_id : str
+        One of :func:`list_envs` (e.g. ``"Ant-v5"``).
+    num_envs : int
+        Number of environments (rows of every batch).
+    num_threads : int or None
+        OpenMP threads; None means OMP_NUM_THREADS or the usable cores, at most num_envs.
+    seed : int or None
+        Seed of the first ``reset()`` when it is called without one (env i gets seed + i).
+    autoreset_mode : str or gymnasium.vector.AutoresetMode
+        ``"next_step"`` (default), ``"same_step"`` or ``"disabled"``.
+    copy : bool
+        True: returned arrays are copies; False: views of the pool's buffers, valid until the
+        next call.
+    max_episode_steps : int or None
+        Truncation limit; None uses gymnasium's registered limit for the task.
+    **task_kwargs
+        The task's constructor kwargs, with gymnasium's names and defaults.
+    """
+    from cypool.registration import default_max_episode_steps, family_of
+
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
+    if env_id.startswith("cypool/"):
+        env_id = env_id[len("cypool/"):]
+    family = family_of(env_id)
+    _check_num_envs(num_envs)
+    threads = _resolve_num_threads(num_threads, num_envs)
+    if max_episode_steps is None:
+        max_episode_steps = default_max_episode_steps(env_id)
+    elif isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \
+            or max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps must be an int >= 1 or None, got {max_episode_steps!r}")
+    from cypool.vector import parse_autoreset_mode
+
+    mode = parse_autoreset_mode(autoreset_mode)
+    if family == "mujoco":
+        from cypool.mujoco.family import MujocoFamily
+
+        fam = MujocoFamily(env_id, num_envs, threads, max_episode_steps, task_kwargs)
+    else:
+        from cypool.atari.family import AtariFamily
+
+        fam = AtariFamily(env_id, num_envs, threads, max_episode_steps, task_kwargs)
+    return VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy)
+
+
+def show_config(file=None) -> dict:
+    """Print (and return) how this cypool was built and what it runs on."""
+    import sys
+
+    import Cython
+    import numpy
+    import mujoco
+
+    from cypool._core import _openmp
+    from cypool.mujoco import _pool as _mjpool
+    from cypool._threads import usable_cores
+
+    cfg = {
+        "cypool": __version__,
+        "built_with_openmp": _openmp.built_with_openmp(),
+        "openmp_version": _openmp.openmp_version(),
+        "omp_max_threads": _openmp.omp_max_threads(),
+        "usable_cores": usable_cores(),
+        "cython": Cython.__version__,
+        "numpy": numpy.__version__,
+        "mujoco_compiled": _mjpool.HEADER_VERSION,
+        "mujoco_runtime": _mjpool.runtime_version()[1],
+        "mujoco_python": mujoco.__version__,
+    }
+    try:
+        from cypool.atari import _pool as _alepool
+
+        cfg["ale"] = _alepool.ale_version()
+    except ImportError:
+        cfg["ale"] = None
+    out = file or sys.stdout
+    for k, v in cfg.items():
+        print(f"{k:>18}: {v}", file=out)
+    return cfg
+
+
+_register_all()

@@ -1,0 +1,63 @@
+# The engine every env family shares: slots, batch buffers and the stepping kernel.
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from numpy.random cimport bitgen_t
+
+# What the kernel does to env i in one call (ops[i]).
+cdef enum:
+    OP_NONE = 0        # leave env i and its rows alone
+    OP_STEP = 1        # step with action row i
+    OP_RESET = 2       # reset: reward 0, flags cleared, reset info (reset() and NEXT_STEP autoreset)
+    OP_STEP_RESET = 3  # step; if the episode ends, save the final rows and reset now (SAME_STEP)
+
+# Status codes a family's env_step/env_reset return; raised as Python errors after the batch.
+cdef enum:
+    ST_OK = 0
+    ST_ENGINE_ERROR = 1
+
+# Which info keys row i holds after the call (the `_key` masks are built from this).
+cdef enum:
+    INFO_NONE = 0
+    INFO_STEP = 1
+    INFO_RESET = 2
+
+cdef enum:
+    ERRMSG_LEN = 256
+
+ctypedef struct Slot:
+    int64_t elapsed        # steps since the last reset (truncation counter)
+    double ep_return       # running return and length of the current episode
+    int64_t ep_length
+    double last_return     # return and length of the last finished episode
+    int64_t last_length
+    int64_t episodes       # finished episodes since construction
+    int32_t status         # ST_* of the last op
+    char errmsg[ERRMSG_LEN]  # message when status != ST_OK
+
+
+cdef class Engine:
+    cdef readonly Py_ssize_t num_envs
+    cdef readonly int num_threads
+    cdef readonly int64_t max_episode_steps
+    cdef Slot* slots
+    cdef bitgen_t** rng          # one generator per env; the objects live in self._gens
+    cdef list _gens
+    # raw views of the buffers below, hoisted for the kernel
+    cdef uint8_t* ops
+    cdef char* obs_p
+    cdef char* fobs_p
+    cdef Py_ssize_t obs_row      # bytes per observation row
+    cdef double* rew
+    cdef uint8_t* term
+    cdef uint8_t* trunc
+    cdef uint8_t* info_kind
+    cdef uint8_t* final_mask
+    cdef double* info_p
+    cdef double* finfo_p
+    cdef Py_ssize_t info_w       # doubles per info row
+    cdef readonly object ops_arr, obs, reward, terminated, truncated, info, info_kind_arr
+    cdef readonly object final_obs, final_info, final_mask_arr
+
+    cdef int env_reset(self, Py_ssize_t i) noexcept nogil
+    cdef int env_step(self, Py_ssize_t i) noexcept nogil
+    cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil
+    cdef void run_all(self) noexcept nogil

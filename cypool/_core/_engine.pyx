@@ -1,0 +1,171 @@
+"""The shared stepping engine.
+
+Kernel contract: iteration i touches only env i's engine state, slots[i], and row i of each
+output buffer; no shared writes, allocation, Python objects or GIL inside the loop.
+
+Data flow: the façade validates input and fills `ops` (and the family's action buffer) with the
+GIL held; `run()` releases the GIL and runs `run_one(i, ops[i])` for every env over OpenMP
+threads; the family's `env_step`/`env_reset` write the observation, reward, terminated and info
+rows; `run_one` does the bookkeeping every family shares (elapsed steps, truncation, episode
+statistics, same-step autoreset); statuses are scanned once the GIL is back.
+"""
+from cython.parallel cimport prange
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+cimport numpy as cnp
+
+import numpy as np
+
+cnp.import_array()
+
+
+cdef inline char* _data(object a):
+    return <char*> cnp.PyArray_DATA(<cnp.ndarray> a)
+
+
+cdef class Engine:
+    """Base of every family pool. Subclasses allocate their observation buffers through
+    `_init_buffers` and implement `env_reset`/`env_step`."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.slots = NULL
+        self.rng = NULL
+
+    def __dealloc__(self):
+        free(self.slots)
+        free(self.rng)
+
+    def _init_engine(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
+                     tuple obs_shape, obs_dtype, Py_ssize_t info_width):
+        self.num_envs = num_envs
+        self.num_threads = num_threads
+        self.max_episode_steps = max_episode_steps
+        self.slots = <Slot*> calloc(num_envs, sizeof(Slot))
+        self.rng = <bitgen_t**> calloc(num_envs, sizeof(bitgen_t*))
+        if self.slots == NULL or self.rng == NULL:
+            raise MemoryError("cypool: cannot allocate env slots")
+        self._gens = [None] * num_envs
+        n = num_envs
+        self.ops_arr = np.zeros(n, np.uint8)
+        self.obs = np.zeros((n,) + obs_shape, obs_dtype)
+        self.final_obs = np.zeros((n,) + obs_shape, obs_dtype)
+        self.reward = np.zeros(n, np.float64)
+        self.terminated = np.zeros(n, np.bool_)
+        self.truncated = np.zeros(n, np.bool_)
+        self.info_kind_arr = np.zeros(n, np.uint8)
+        self.final_mask_arr = np.zeros(n, np.bool_)
+        self.info = np.zeros((n, max(info_width, 1)), np.float64)
+        self.final_info = np.zeros((n, max(info_width, 1)), np.float64)
+        self.ops = <uint8_t*> _data(self.ops_arr)
+        self.obs_p = _data(self.obs)
+        self.fobs_p = _data(self.final_obs)
+        self.obs_row = self.obs.strides[0]
+        self.rew = <double*> _data(self.reward)
+        self.term = <uint8_t*> _data(self.terminated)
+        self.trunc = <uint8_t*> _data(self.truncated)
+        self.info_kind = <uint8_t*> _data(self.info_kind_arr)
+        self.final_mask = <uint8_t*> _data(self.final_mask_arr)
+        self.info_p = <double*> _data(self.info)
+        self.finfo_p = <double*> _data(self.final_info)
+        self.info_w = self.info.shape[1]
+
+    def set_generator(self, Py_ssize_t i, bit_generator):
+        """Give env i its random stream (a numpy BitGenerator, e.g. PCG64); the engine keeps a
+        reference so the C state stays alive."""
+        cdef bitgen_t* bg = <bitgen_t*> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+        self._gens[i] = bit_generator
+        self.rng[i] = bg
+
+    def generator(self, Py_ssize_t i):
+        return self._gens[i]
+
+    cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
+        return ST_ENGINE_ERROR
+
+    cdef int env_step(self, Py_ssize_t i) noexcept nogil:
+        return ST_ENGINE_ERROR
+
+    cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil:
+        cdef Slot* s = &self.slots[i]
+        cdef int st = ST_OK
+        self.final_mask[i] = 0
+        s.errmsg[0] = 0
+        if op == OP_NONE:
+            self.info_kind[i] = INFO_NONE
+            return
+        if op == OP_RESET:
+            st = self.env_reset(i)
+            self.rew[i] = 0.0
+            self.term[i] = 0
+            self.trunc[i] = 0
+            s.elapsed = 0
+            s.ep_return = 0.0
+            s.ep_length = 0
+            self.info_kind[i] = INFO_RESET
+            s.status = st
+            return
+        self.trunc[i] = 0
+        st = self.env_step(i)
+        s.elapsed += 1
+        s.ep_return += self.rew[i]
+        s.ep_length += 1
+        self.info_kind[i] = INFO_STEP
+        if self.max_episode_steps > 0 and s.elapsed >= self.max_episode_steps:
+            self.trunc[i] = 1
+        if st == ST_OK and (self.term[i] or self.trunc[i]):
+            s.episodes += 1
+            s.last_return = s.ep_return
+            s.last_length = s.ep_length
+            if op == OP_STEP_RESET:
+                memcpy(self.fobs_p + i * self.obs_row, self.obs_p + i * self.obs_row,
+                       self.obs_row)
+                memcpy(self.finfo_p + i * self.info_w, self.info_p + i * self.info_w,
+                       self.info_w * sizeof(double))
+                self.final_mask[i] = 1
+                st = self.env_reset(i)
+                s.elapsed = 0
+                s.ep_return = 0.0
+                s.ep_length = 0
+                self.info_kind[i] = INFO_RESET
+        s.status = st
+
+    cdef void run_all(self) noexcept nogil:
+        cdef Py_ssize_t i, n = self.num_envs
+        cdef uint8_t* ops = self.ops
+        cdef int nt = self.num_threads
+        if nt <= 1 or n <= 1:
+            for i in range(n):
+                self.run_one(i, ops[i])
+        else:
+            for i in prange(n, schedule="dynamic", chunksize=1, num_threads=nt):
+                self.run_one(i, ops[i])
+
+    def run(self):
+        """Apply ops_arr[i] to every env i with the GIL released; return the ids of envs whose
+        engine failed, with their messages."""
+        with nogil:
+            self.run_all()
+        return self.failures()
+
+    def failures(self):
+        cdef Py_ssize_t i
+        out = []
+        for i in range(self.num_envs):
+            if self.slots[i].status != ST_OK:
+                out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+        return out
+
+    def elapsed(self):
+        cdef Py_ssize_t i
+        return np.array([self.slots[i].elapsed for i in range(self.num_envs)], np.int64)
+
+    def episode_stats(self):
+        """(running return, running length, last return, last length, finished episodes) per env."""
+        cdef Py_ssize_t i
+        n = self.num_envs
+        return (np.array([self.slots[i].ep_return for i in range(n)]),
+                np.array([self.slots[i].ep_length for i in range(n)], np.int64),
+                np.array([self.slots[i].last_return for i in range(n)]),
+                np.array([self.slots[i].last_length for i in range(n)], np.int64),
+                np.array([self.slots[i].episodes for i in range(n)], np.int64))

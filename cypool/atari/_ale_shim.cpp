@@ -1,0 +1,298 @@
+// Implementation of the noexcept ALE shim; see _ale_shim.hpp for the contract.
+#include "_ale_shim.hpp"
+
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ale/ale_interface.hpp"
+#include "ale/emucore/MD5.hxx"
+#include "ale/games/Roms.hpp"
+
+namespace {
+
+thread_local char t_last_error[512] = "";
+
+void set_error(const char* message) noexcept {
+  std::strncpy(t_last_error, message, sizeof(t_last_error) - 1);
+  t_last_error[sizeof(t_last_error) - 1] = '\0';
+}
+
+// Runs body() and converts anything it throws into a status code.  The try
+// block costs nothing on the non-throwing path.
+template <class Body>
+int guarded(Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    set_error(e.what());
+    return CP_ALE_ERR_EXCEPTION;
+  } catch (...) {
+    set_error("unknown C++ exception from ALE");
+    return CP_ALE_ERR_UNKNOWN;
+  }
+}
+
+int arg_error(const char* message) noexcept {
+  set_error(message);
+  return CP_ALE_ERR_ARG;
+}
+
+// Most calls dereference ALEInterface::environment, which exists only after a
+// ROM was loaded; without this check they would crash instead of failing.
+int check_loaded(const ale::ALEInterface* ale) noexcept {
+  if (ale == nullptr) return arg_error("null ALEInterface");
+  if (!ale->environment || !ale->romSettings) {
+    set_error("no ROM loaded: call cp_ale_load_rom first");
+    return CP_ALE_ERR_NO_ROM;
+  }
+  return CP_ALE_OK;
+}
+
+// ALEInterface::loadROM calls std::exit when the file is missing or no game
+// matches it, so those cases are detected here first, the same way it decides:
+// a game matches by the file's MD5 or by its file name.
+int check_rom_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    set_error(("ROM file not found: " + path.string()).c_str());
+    return CP_ALE_ERR_ROM;
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    set_error(("cannot open ROM file: " + path.string()).c_str());
+    return CP_ALE_ERR_ROM;
+  }
+  const std::vector<std::uint8_t> image((std::istreambuf_iterator<char>(file)),
+                                        std::istreambuf_iterator<char>());
+  const std::string md5 =
+      ale::stella::MD5(image.data(), static_cast<std::uint32_t>(image.size()));
+  std::unique_ptr<ale::RomSettings> game(ale::buildRomRLWrapper(path, md5));
+  if (!game) {
+    set_error(("not a ROM supported by ALE (unknown MD5 and file name): " +
+               path.string()).c_str());
+    return CP_ALE_ERR_ROM;
+  }
+  return CP_ALE_OK;
+}
+
+int copy_actions(const ale::ActionVect& actions, int* out, std::size_t capacity,
+                 std::size_t* count) {
+  *count = actions.size();
+  if (capacity < actions.size()) return arg_error("action buffer too small");
+  for (std::size_t i = 0; i < actions.size(); ++i) out[i] = static_cast<int>(actions[i]);
+  return CP_ALE_OK;
+}
+
+}  // namespace
+
+const char* cp_ale_last_error() noexcept { return t_last_error; }
+
+int cp_ale_set_log_level(int level) noexcept {
+  if (level < CP_ALE_LOG_INFO || level > CP_ALE_LOG_ERROR) return arg_error("bad log level");
+  return guarded([&]() -> int {
+    ale::Logger::setMode(static_cast<ale::Logger::mode>(level));
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_create(ale::ALEInterface** out) noexcept {
+  if (out == nullptr) return arg_error("null output pointer");
+  *out = nullptr;
+  return guarded([&]() -> int {
+    *out = new ale::ALEInterface();
+    return CP_ALE_OK;
+  });
+}
+
+void cp_ale_destroy(ale::ALEInterface* ale) noexcept { delete ale; }
+
+int cp_ale_set_int(ale::ALEInterface* ale, const char* key, int value) noexcept {
+  if (ale == nullptr || key == nullptr) return arg_error("null argument");
+  return guarded([&]() -> int {
+    ale->setInt(key, value);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_set_float(ale::ALEInterface* ale, const char* key, float value) noexcept {
+  if (ale == nullptr || key == nullptr) return arg_error("null argument");
+  return guarded([&]() -> int {
+    ale->setFloat(key, value);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_set_bool(ale::ALEInterface* ale, const char* key, int value) noexcept {
+  if (ale == nullptr || key == nullptr) return arg_error("null argument");
+  return guarded([&]() -> int {
+    ale->setBool(key, value != 0);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_load_rom(ale::ALEInterface* ale, const char* path) noexcept {
+  if (ale == nullptr || path == nullptr) return arg_error("null argument");
+  return guarded([&]() -> int {
+    const std::filesystem::path rom(path);
+    const int status = check_rom_file(rom);
+    if (status != CP_ALE_OK) return status;
+    ale->loadROM(rom);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (seed < 0) return arg_error("seed must be >= 0");
+  return guarded([&]() -> int {
+    ale->setInt("random_seed", seed);
+    ale->loadROM();  // an empty path reloads the current ROM
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_reset_game(ale::ALEInterface* ale) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  return guarded([&]() -> int {
+    ale->reset_game();
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_act(ale::ALEInterface* ale, int action, float paddle_strength,
+               int* reward) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (reward == nullptr) return arg_error("null output pointer");
+  if (action < 0 || action >= CP_ALE_NUM_ACTIONS) return arg_error("action out of range [0, 18)");
+  return guarded([&]() -> int {
+    *reward = ale->act(static_cast<ale::Action>(action), paddle_strength);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_game_over(ale::ALEInterface* ale, int with_truncation, int* out) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    *out = ale->game_over(with_truncation != 0) ? 1 : 0;
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_game_truncated(ale::ALEInterface* ale, int* out) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    *out = ale->game_truncated() ? 1 : 0;
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_lives(ale::ALEInterface* ale, int* out) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    *out = ale->lives();
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_frame_number(ale::ALEInterface* ale, int* out) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    *out = ale->getFrameNumber();
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_episode_frame_number(ale::ALEInterface* ale, int* out) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    *out = ale->getEpisodeFrameNumber();
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_screen_shape(ale::ALEInterface* ale, int* height, int* width) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (height == nullptr || width == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    const ale::ALEScreen& screen = ale->getScreen();
+    *height = static_cast<int>(screen.height());
+    *width = static_cast<int>(screen.width());
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_screen_grayscale(ale::ALEInterface* ale, std::uint8_t* out,
+                            std::size_t capacity) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    const ale::ALEScreen& screen = ale->getScreen();
+    const std::size_t n = screen.height() * screen.width();
+    if (capacity < n) return arg_error("grayscale buffer too small");
+    ale->theOSystem->colourPalette().applyPaletteGrayscale(out, screen.getArray(), n);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_screen_rgb(ale::ALEInterface* ale, std::uint8_t* out,
+                      std::size_t capacity) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    const ale::ALEScreen& screen = ale->getScreen();
+    const std::size_t n = screen.height() * screen.width();
+    if (capacity < 3 * n) return arg_error("RGB buffer too small");
+    ale->theOSystem->colourPalette().applyPaletteRGB(out, screen.getArray(), n);
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_ram(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (out == nullptr) return arg_error("null output pointer");
+  return guarded([&]() -> int {
+    const ale::ALERAM& ram = ale->getRAM();
+    if (capacity < ram.size()) return arg_error("RAM buffer too small");
+    std::memcpy(out, ram.array(), ram.size());
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_legal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
+                         std::size_t* count) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
+  return guarded([&]() -> int { return copy_actions(ale->getLegalActionSet(), out, capacity, count); });
+}
+
+int cp_ale_minimal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
+                           std::size_t* count) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
+  return guarded([&]() -> int { return copy_actions(ale->getMinimalActionSet(), out, capacity, count); });
+}

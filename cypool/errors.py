@@ -1,0 +1,24 @@
+"""Exceptions raised by cypool."""
+
+
+class CypoolError(Exception):
+    """Base class of cypool's own errors."""
+
+
+class EngineError(CypoolError, RuntimeError):
+    """A simulator failed inside the batch (a MuJoCo fatal error, an ALE exception).
+
+    The failed envs are named in ``env_ids`` with their ``messages``; they are reset on the
+    next step (autoreset modes) or need ``reset(options={"reset_mask": ...})`` (DISABLED).
+    The other envs of the batch stepped normally.
+    """
+
+    def __init__(self, failures):
+        self.env_ids = [i for i, _ in failures]
+        self.messages = [m for _, m in failures]
+        lines = "; ".join(f"env {i}: {m}" for i, m in failures)
+        super().__init__(f"cypool: engine error in env(s) {self.env_ids}: {lines}")
+
+
+class ClosedEnvError(CypoolError, RuntimeError):
+    """The env was closed and cannot be used any more."""

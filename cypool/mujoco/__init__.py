@@ -1,0 +1,12 @@
+"""MuJoCo family: gymnasium's v5 tasks stepped in native threads."""
+import mujoco as _mujoco  # loads libmujoco.so (our extensions resolve it by soname)
+
+from cypool.mujoco import _pool
+
+_runtime, _runtime_str = _pool.runtime_version()
+if _runtime != _pool.HEADER_VERSION:
+    raise ImportError(
+        f"cypool was compiled against MuJoCo {_pool.HEADER_VERSION} but the loaded libmujoco is "
+        f"{_runtime_str} ({_runtime}); reinstall cypool against the installed mujoco "
+        "(pip install --force-reinstall --no-cache-dir cypool) or install the matching mujoco")
+_pool.install_log_handler()

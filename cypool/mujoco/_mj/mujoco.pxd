@@ -1,0 +1,52 @@
+# Declarations from MuJoCo's public headers (mujoco/mujoco.h, mjmodel.h, mjdata.h), limited to
+# what cypool uses. Field comments follow the headers.
+
+cdef extern from "mujoco/mujoco.h" nogil:
+    ctypedef double mjtNum
+    int mjVERSION_HEADER
+    int mjNWARNING
+
+    ctypedef struct mjOption:
+        mjtNum timestep              # timestep
+
+    ctypedef struct mjModel:
+        int nq                       # number of generalized coordinates = dim(qpos)
+        int nv                       # number of degrees of freedom = dim(qvel)
+        int nu                       # number of actuators/controls = dim(ctrl)
+        int na                       # number of activation states = dim(act)
+        int nbody                    # number of bodies
+        int nsite                    # number of sites
+        int ntendon                  # number of tendons
+        mjOption opt                 # physics options
+        mjtNum* qpos0                # qpos values at default pose              (nq x 1)
+        mjtNum* body_mass            # mass                                     (nbody x 1)
+        mjtNum* actuator_ctrlrange   # range of controls                        (nu x 2)
+
+    ctypedef struct mjWarningStat:
+        int lastinfo                 # info from last warning
+        int number                   # how many times was warning raised
+
+    ctypedef struct mjData:
+        mjWarningStat* warning       # warning statistics (array of mjNWARNING)
+        mjtNum time                  # simulation time
+        mjtNum* qpos                 # position                                 (nq x 1)
+        mjtNum* qvel                 # velocity                                 (nv x 1)
+        mjtNum* act                  # actuator activation                      (na x 1)
+        mjtNum* ctrl                 # control                                  (nu x 1)
+        mjtNum* xpos                 # Cartesian position of body frame         (nbody x 3)
+        mjtNum* xipos                # Cartesian position of body com           (nbody x 3)
+        mjtNum* site_xpos            # Cartesian site position                  (nsite x 3)
+        mjtNum* cinert               # com-based body inertia and mass          (nbody x 10)
+        mjtNum* ten_length           # tendon lengths                           (ntendon x 1)
+        mjtNum* ten_velocity         # tendon velocities                        (ntendon x 1)
+        mjtNum* cvel                 # com-based velocity (rot:lin)             (nbody x 6)
+        mjtNum* qfrc_actuator        # actuator force in joint space            (nv x 1)
+        mjtNum* qfrc_constraint      # constraint force                         (nv x 1)
+        mjtNum* cfrc_ext             # com-based external force on body         (nbody x 6)
+
+    int mj_version()
+    const char* mj_versionString()
+    mjModel* mj_loadXML(const char* filename, const void* vfs, char* error, int error_sz)
+    void mj_deleteModel(mjModel* m)
+    mjData* mj_makeData(const mjModel* m)
+    void mj_deleteData(mjData* d)

@@ -1,0 +1,75 @@
+#include "_mj_guard.h"
+
+#include <setjmp.h>
+#include <string.h>
+
+static _Thread_local jmp_buf* cp_armed = NULL;
+static _Thread_local char* cp_errbuf = NULL;
+static mjfLogHandler cp_prev = NULL;
+static int cp_installed = 0;
+
+static void cp_log(const mjLogMessage* msg) {
+  if (cp_armed) {
+    if (msg->level == mjLOG_ERROR) {
+      if (cp_errbuf) {
+        strncpy(cp_errbuf, msg->subject, CP_ERRMSG_LEN - 1);
+        cp_errbuf[CP_ERRMSG_LEN - 1] = 0;
+      }
+      longjmp(*cp_armed, 1); /* never return into MuJoCo after an error */
+    }
+    return; /* warnings from worker threads are counted in d->warning, not printed */
+  }
+  if (cp_prev) cp_prev(msg);
+}
+
+void cp_install_log_handler(void) {
+  if (!cp_installed) {
+    cp_prev = mju_setLogHandler(cp_log);
+    cp_installed = 1;
+  }
+}
+
+/* Each guarded call arms a jmp_buf local to its own frame, so setjmp stays in C. */
+#define CP_GUARD_BEGIN(err)          \
+  jmp_buf env;                       \
+  jmp_buf* saved = cp_armed;         \
+  char* saved_err = cp_errbuf;       \
+  cp_errbuf = (err);                 \
+  if (setjmp(env)) {                 \
+    cp_armed = saved;                \
+    cp_errbuf = saved_err;           \
+    return 1;                        \
+  }                                  \
+  cp_armed = &env;
+#define CP_GUARD_END     \
+  cp_armed = saved;      \
+  cp_errbuf = saved_err; \
+  return 0;
+
+int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err) {
+  CP_GUARD_BEGIN(err)
+  memcpy(d->ctrl, ctrl, sizeof(mjtNum) * m->nu);
+  for (int k = 0; k < nframe; k++) mj_step(m, d);
+  mj_rnePostConstraint(m, d);
+  CP_GUARD_END
+}
+
+int cp_reset_data(const mjModel* m, mjData* d, char* err) {
+  CP_GUARD_BEGIN(err)
+  mj_resetData(m, d);
+  CP_GUARD_END
+}
+
+int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel, char* err) {
+  CP_GUARD_BEGIN(err)
+  memcpy(d->qpos, qpos, sizeof(mjtNum) * m->nq);
+  memcpy(d->qvel, qvel, sizeof(mjtNum) * m->nv);
+  mj_forward(m, d);
+  CP_GUARD_END
+}
+
+int cp_warning_count(const mjData* d) {
+  int n = 0;
+  for (int k = 0; k < mjNWARNING; k++) n += d->warning[k].number;
+  return n;
+}

@@ -1,0 +1,23 @@
+/* Guarded MuJoCo calls: a fatal mju_error inside them returns a status instead of exiting.
+ *
+ * A global log handler (installed once at import) longjmps to a thread-local jmp_buf armed
+ * around each guarded call; MuJoCo requires that an error handler never returns. Warnings
+ * raised inside a guarded call are not printed (they are counted in d->warning and reported
+ * per env); outside a guarded call every message goes to the previous handler.
+ */
+#ifndef CYPOOL_MJ_GUARD_H
+#define CYPOOL_MJ_GUARD_H
+#include <mujoco/mujoco.h>
+
+#define CP_ERRMSG_LEN 256
+
+void cp_install_log_handler(void);
+/* ctrl <- action, mj_step nframe times, mj_rnePostConstraint (gymnasium's do_simulation). */
+int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err);
+/* mj_resetData */
+int cp_reset_data(const mjModel* m, mjData* d, char* err);
+/* qpos, qvel <- given; mj_forward (gymnasium's set_state). */
+int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel, char* err);
+/* Sum of d->warning[k].number over all k. */
+int cp_warning_count(const mjData* d);
+#endif

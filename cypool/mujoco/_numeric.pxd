@@ -1,0 +1,132 @@
+# Arithmetic that rounds exactly as numpy does, so rewards and observations are bit-identical to
+# gymnasium's. Compiled without -ffast-math and with -ffp-contract=off (setup.py).
+from libc.math cimport sqrt
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_uniform, random_standard_normal
+
+
+cdef inline double np_sum(const double* a, Py_ssize_t n) noexcept nogil:
+    """np.sum of a contiguous float64 vector: numpy's pairwise summation (blocks of 8 up to
+    128 elements, halves above), added to the reduction's identity 0.0."""
+    return 0.0 + _pairwise(a, n)
+
+
+cdef inline double _pairwise(const double* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j, n2
+    cdef double res
+    cdef double r[8]
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise(a, n2) + _pairwise(a + n2, n - n2)
+
+
+cdef inline float _pairwise_f(const float* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j, n2
+    cdef float res
+    cdef float r[8]
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise_f(a, n2) + _pairwise_f(a + n2, n - n2)
+
+
+cdef inline double sum_sq(const double* a, Py_ssize_t n) noexcept nogil:
+    """np.sum(np.square(a)) for float64 a (n <= 64)."""
+    cdef double sq[64]
+    cdef Py_ssize_t i
+    for i in range(n):
+        sq[i] = a[i] * a[i]
+    return np_sum(sq, n)
+
+
+cdef inline double ctrl_cost(double weight, const double* act, Py_ssize_t n, int f32) noexcept nogil:
+    """weight * np.sum(np.square(action)), rounding as numpy does for the action's dtype: a
+    float32 action is squared and summed in float32, and the Python-float weight then
+    multiplies in float32 too (NEP 50)."""
+    cdef float sqf[64]
+    cdef Py_ssize_t i
+    cdef float s
+    if not f32:
+        return weight * sum_sq(act, n)
+    for i in range(n):
+        sqf[i] = (<float> act[i]) * (<float> act[i])
+    s = <float> 0.0 + _pairwise_f(sqf, n)
+    return <double> (<float> weight * s)
+
+
+cdef inline double clip(double x, double lo, double hi) noexcept nogil:
+    """np.clip for one value (NaN propagates)."""
+    if x != x:
+        return x
+    if x < lo:
+        x = lo
+    if x > hi:
+        x = hi
+    return x
+
+
+cdef inline double norm2(double x, double y) noexcept nogil:
+    return sqrt(x * x + y * y)
+
+
+cdef inline double norm3(double x, double y, double z) noexcept nogil:
+    return sqrt(x * x + y * y + z * z)
+
+
+cdef inline void uniform_fill(bitgen_t* rng, double lo, double hi, double* out,
+                              Py_ssize_t n) noexcept nogil:
+    """Generator.uniform(lo, hi, n)."""
+    cdef Py_ssize_t i
+    cdef double rng_range = hi - lo
+    for i in range(n):
+        out[i] = random_uniform(rng, lo, rng_range)
+
+
+cdef inline void normal_fill(bitgen_t* rng, double* out, Py_ssize_t n) noexcept nogil:
+    """Generator.standard_normal(n)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        out[i] = random_standard_normal(rng)
+
+
+cdef inline bint all_finite(const double* a, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] - a[i] != 0.0:
+            return False
+    return True

@@ -1,0 +1,147 @@
+"""MuJoCo pool: one shared read-only mjModel, one mjData per env, a task's kernels per step.
+
+Kernel contract: iteration i touches only env i's engine state, slots[i], and row i of each
+output buffer; no shared writes, allocation, Python objects or GIL inside the loop.
+
+Data flow: the façade copies the validated action batch into `actions` (float64, exact for
+float32 input; `act_f32` remembers the input dtype for numpy-exact costs) and fills the ops;
+Engine.run() calls env_step/env_reset below for each env on OpenMP threads; they hand the
+task's kernels an MjEnv of pointers into env i's rows.
+"""
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
+cimport numpy as cnp
+
+import numpy as np
+
+from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR
+from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_loadXML, mj_deleteModel,
+                                       mj_makeData, mj_deleteData, mj_version, mj_versionString,
+                                       mjVERSION_HEADER)
+from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler,
+                                  cp_warning_count, cp_step, cp_reset_data, cp_set_state)
+
+cnp.import_array()
+
+cdef MjGuard GUARD
+GUARD.step = cp_step
+GUARD.reset_data = cp_reset_data
+GUARD.set_state = cp_set_state
+
+HEADER_VERSION = mjVERSION_HEADER
+
+
+def runtime_version():
+    """(mj_version(), mj_versionString()) of the loaded libmujoco."""
+    return mj_version(), mj_versionString().decode()
+
+
+def install_log_handler():
+    cp_install_log_handler()
+
+
+cdef class MjPool(Engine):
+    """num_envs MuJoCo envs of one task. Built by cypool.mujoco.family; not public."""
+    cdef mjModel* m
+    cdef mjData** d
+    cdef MjTask task
+    cdef double* prm
+    cdef Py_ssize_t prm_w
+    cdef double* act
+    cdef Py_ssize_t nu
+    cdef int act_f32
+    cdef readonly object params, actions, warnings
+    cdef int* warn_before
+    cdef long long* warn_p
+
+    def __cinit__(self, *args, **kwargs):
+        self.m = NULL
+        self.d = NULL
+        self.warn_before = NULL
+
+    def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
+                 long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
+                 Py_ssize_t info_width):
+        cdef char err[1000]
+        cdef Py_ssize_t i
+        cdef bytes path = xml_path.encode()
+        err[0] = 0
+        self.m = mj_loadXML(path, NULL, err, 1000)
+        if self.m == NULL:
+            raise ValueError(f"cypool: MuJoCo could not load {xml_path}: {err.decode()}")
+        self._init_engine(num_envs, num_threads, max_episode_steps, (obs_dim,), np.float64,
+                          info_width)
+        self.d = <mjData**> calloc(num_envs, sizeof(mjData*))
+        self.warn_before = <int*> calloc(num_envs, sizeof(int))
+        if self.d == NULL or self.warn_before == NULL:
+            raise MemoryError("cypool: cannot allocate MuJoCo data")
+        for i in range(num_envs):
+            self.d[i] = mj_makeData(self.m)
+            if self.d[i] == NULL:
+                raise MemoryError("cypool: mj_makeData failed")
+        self.task = (<MjTask*> PyCapsule_GetPointer(task_capsule, "cypool.MjTask"))[0]
+        self.set_params(params)
+        self.nu = self.m.nu
+        self.actions = np.zeros((num_envs, max(self.nu, 1)), np.float64)
+        self.act = <double*> cnp.PyArray_DATA(self.actions)
+        self.warnings = np.zeros(num_envs, np.int64)
+        self.warn_p = <long long*> cnp.PyArray_DATA(self.warnings)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.d != NULL:
+            for i in range(self.num_envs):
+                if self.d[i] != NULL:
+                    mj_deleteData(self.d[i])
+            free(self.d)
+        free(self.warn_before)
+        if self.m != NULL:
+            mj_deleteModel(self.m)
+
+    def set_params(self, params):
+        """Per-env task parameters, float64 (num_envs, P), held in C for the kernels."""
+        arr = np.ascontiguousarray(params, dtype=np.float64)
+        if arr.ndim != 2 or arr.shape[0] != self.num_envs:
+            raise ValueError("cypool: params must be (num_envs, P)")
+        self.params = arr
+        self.prm = <double*> cnp.PyArray_DATA(arr)
+        self.prm_w = arr.shape[1]
+
+    def set_actions(self, cnp.ndarray actions, bint f32):
+        """Copy a validated (num_envs, nu) action batch (float32 or float64) into C."""
+        self.actions[...] = actions
+        self.act_f32 = f32
+
+    cdef inline void _env(self, Py_ssize_t i, MjEnv* e) noexcept nogil:
+        e.guard = &GUARD
+        e.m = self.m
+        e.d = self.d[i]
+        e.rng = self.rng[i]
+        e.prm = self.prm + i * self.prm_w
+        e.act = self.act + i * self.nu
+        e.act_f32 = self.act_f32
+        e.obs = <double*> (self.obs_p + i * self.obs_row)
+        e.info = self.info_p + i * self.info_w
+        e.rew = self.rew + i
+        e.term = self.term + i
+        e.err = self.slots[i].errmsg
+
+    cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
+        cdef MjEnv e
+        cdef int st
+        self._env(i, &e)
+        st = self.task.reset(&e)
+        self.warn_before[i] = cp_warning_count(self.d[i])
+        self.warn_p[i] = 0
+        return ST_OK if st == 0 else ST_ENGINE_ERROR
+
+    cdef int env_step(self, Py_ssize_t i) noexcept nogil:
+        cdef MjEnv e
+        cdef int st, w
+        self._env(i, &e)
+        st = self.task.step(&e)
+        w = cp_warning_count(self.d[i])
+        self.warn_p[i] = w - self.warn_before[i]
+        self.warn_before[i] = w
+        return ST_OK if st == 0 else ST_ENGINE_ERROR

@@ -1,0 +1,62 @@
+# The interface between the MuJoCo pool and one task (tasks/*.pyx).
+#
+# A task module defines two `noexcept nogil` functions over an MjEnv and exports them as an
+# MjTask through a capsule (`task_capsule()`); the pool calls them for one env at a time,
+# from any OpenMP thread. They may only touch the MjEnv they are given.
+from libc.stdint cimport uint8_t
+from numpy.random cimport bitgen_t
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData, mjtNum
+
+# Guarded MuJoCo calls (_mj_guard.c, linked into the pool module only, so that one
+# thread-local jump buffer serves every task): reached through these pointers.
+ctypedef struct MjGuard:
+    int (*step)(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err) noexcept nogil
+    int (*reset_data)(const mjModel* m, mjData* d, char* err) noexcept nogil
+    int (*set_state)(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel,
+                     char* err) noexcept nogil
+
+ctypedef struct MjEnv:
+    const MjGuard* guard # guarded MuJoCo calls; use the sim_* helpers below
+    const mjModel* m     # shared by every env of the pool, read-only
+    mjData* d            # this env's simulation state
+    bitgen_t* rng        # this env's numpy PCG64 stream (reset noise)
+    const double* prm    # this env's task parameters (layout: the task's P_* constants)
+    const double* act    # this env's action, nu values (float32 inputs are widened exactly)
+    int act_f32          # the action arrived as float32: numpy computes costs on it in float32
+    double* obs          # this env's observation row
+    double* info         # this env's info row (layout: the task's INFO list)
+    double* rew          # this env's reward
+    uint8_t* term        # this env's terminated flag
+    char* err            # message buffer (CP_ERRMSG_LEN) for a failed status
+
+ctypedef int (*mj_task_fn)(MjEnv* e) noexcept nogil
+
+ctypedef struct MjTask:
+    mj_task_fn reset     # mj_resetData, draw noise, set_state; write obs and reset info
+    mj_task_fn step      # do_simulation(act, frame_skip); write obs, reward, terminated, info
+
+
+cdef inline int sim_step(MjEnv* e, int nframe) noexcept nogil:
+    """gymnasium's do_simulation(action, nframe): ctrl <- action, mj_step x nframe,
+    mj_rnePostConstraint. Nonzero on a MuJoCo fatal error (message in e.err)."""
+    return e.guard.step(e.m, e.d, e.act, nframe, e.err)
+
+
+cdef inline int sim_reset_data(MjEnv* e) noexcept nogil:
+    """mj_resetData."""
+    return e.guard.reset_data(e.m, e.d, e.err)
+
+
+cdef inline int sim_set_state(MjEnv* e, const double* qpos, const double* qvel) noexcept nogil:
+    """gymnasium's set_state: qpos, qvel <- given, then mj_forward."""
+    return e.guard.set_state(e.m, e.d, qpos, qvel, e.err)
+
+
+cdef extern from "_mj_guard.h" nogil:
+    int CP_ERRMSG_LEN
+    void cp_install_log_handler()
+    int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err)
+    int cp_reset_data(const mjModel* m, mjData* d, char* err)
+    int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel,
+                     char* err)
+    int cp_warning_count(const mjData* d)

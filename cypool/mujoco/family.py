@@ -1,0 +1,140 @@
+"""Builds a MuJoCo pool for one task: kwargs, model facts, spaces, info layout, actions."""
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+
+import numpy as np
+import gymnasium as gym
+import mujoco
+
+from cypool.mujoco._pool import MjPool
+
+# module name under cypool.mujoco.tasks for each id
+TASKS = {
+    "Ant-v5": "ant",
+    "HalfCheetah-v5": "half_cheetah",
+    "Hopper-v5": "hopper",
+    "Walker2d-v5": "walker2d",
+    "Humanoid-v5": "humanoid",
+    "HumanoidStandup-v5": "humanoidstandup",
+    "InvertedPendulum-v5": "inverted_pendulum",
+    "InvertedDoublePendulum-v5": "inverted_double_pendulum",
+    "Reacher-v5": "reacher",
+    "Swimmer-v5": "swimmer",
+    "Pusher-v5": "pusher",
+}
+# MujocoEnv kwargs that only concern rendering: accepted for compatibility, not used.
+RENDER_KWARGS = {"render_mode": None, "width": 480, "height": 480, "camera_id": None,
+                 "camera_name": None, "max_geom": 1000, "visual_options": None}
+# Kernels keep per-env scratch on the stack; larger custom models are refused.
+MAX_DIM = 64
+ASSETS = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets")
+
+
+def task_module(env_id):
+    return importlib.import_module(f"cypool.mujoco.tasks.{TASKS[env_id]}")
+
+
+def xml_path(xml_file):
+    """gymnasium's expand_model_path."""
+    if xml_file.startswith((".", "/")):
+        path = xml_file
+    elif xml_file.startswith("~"):
+        path = os.path.expanduser(xml_file)
+    else:
+        path = os.path.join(ASSETS, xml_file)
+    if not os.path.exists(path):
+        raise ValueError(f"xml_file: {path} does not exist")
+    return path
+
+
+def merge_kwargs(env_id, mod, kwargs):
+    allowed = dict(mod.DEFAULTS)
+    allowed.update(RENDER_KWARGS)
+    for k in kwargs:
+        if k not in allowed:
+            close = difflib.get_close_matches(k, list(allowed), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise TypeError(f"{env_id} got an unexpected keyword argument '{k}'{hint}")
+    if kwargs.get("render_mode") is not None:
+        raise ValueError("render_mode: cypool MuJoCo pools do not render (use gymnasium's env)")
+    kw = dict(mod.DEFAULTS)
+    kw.update(kwargs)
+    for k, v in kw.items():
+        if k.endswith("_range") and not (isinstance(v, (tuple, list)) and len(v) == 2):
+            raise TypeError(f"{k} must be a pair (low, high), got {v!r}")
+    fs = kw["frame_skip"]
+    if isinstance(fs, bool) or not isinstance(fs, (int, np.integer)) or fs < 1:
+        raise ValueError(f"frame_skip must be an int >= 1, got {fs!r}")
+    for k, v in kw.items():
+        if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
+                raise TypeError(f"{k} must be a number, got {type(v).__name__}")
+    return kw
+
+
+class MujocoFamily:
+    """Everything the façade needs for one MuJoCo pool."""
+
+    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
+                 member_kwargs=None):
+        mod = task_module(env_id)
+        kw = merge_kwargs(env_id, mod, kwargs)
+        path = xml_path(kw["xml_file"])
+        model = mujoco.MjModel.from_xml_path(path)
+        if max(model.nq, model.nv, model.nu, model.nbody) > MAX_DIM:
+            raise ValueError(f"xml_file: cypool supports models with at most {MAX_DIM} "
+                             f"coordinates, dofs, actuators and bodies")
+        prm, obs_dim = mod.configure(model, kw)
+        rows = [prm] * num_envs
+        if member_kwargs is not None:  # one kwargs dict per env (populations)
+            rows = []
+            for extra in member_kwargs:
+                kwi = merge_kwargs(env_id, mod, {**kwargs, **extra})
+                if xml_path(kwi["xml_file"]) != path:
+                    raise ValueError("xml_file must be the same for every env of a pool")
+                p_i, d_i = mod.configure(model, kwi)
+                if d_i != obs_dim:
+                    raise ValueError("member kwargs must not change the observation size")
+                rows.append(p_i)
+        params = np.stack(rows)
+        self.kwargs = kw
+        self.nu = model.nu
+        info_layout, col = [], 0
+        for key, width, dtype, on_step, on_reset in mod.INFO:
+            info_layout.append((key, col, width, dtype, on_step, on_reset))
+            col += width
+        self.info_layout = info_layout
+        self.engine = MjPool(path, num_envs, num_threads, max_episode_steps or 0,
+                             mod.task_capsule(), params, obs_dim, col)
+        bounds = model.actuator_ctrlrange.copy().astype(np.float32)
+        self.single_action_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
+        dt = model.opt.timestep * kw["frame_skip"]
+        self.metadata = {"render_modes": [], "render_fps": int(np.round(1.0 / dt))}
+        self.extra_info = self._warning_info
+
+    def load_actions(self, actions):
+        a = np.asarray(actions)
+        n = self.engine.num_envs
+        if a.shape != (n, self.nu):
+            raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
+        if a.dtype == np.float32:
+            f32 = True
+        elif a.dtype == np.float64 or a.dtype.kind in "iu":
+            f32 = False
+        else:
+            raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
+            raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
+        self.engine.set_actions(a, f32)
+
+    def _warning_info(self, info, kinds):
+        w = self.engine.warnings
+        hit = (kinds == 1) & (w > 0)
+        if hit.any():
+            info["mujoco_warnings"] = np.where(hit, w, 0)
+            info["_mujoco_warnings"] = hit

@@ -1,0 +1,158 @@
+"""Ant-v5 (gymnasium.envs.mujoco.ant_v5): kernels and configuration."""
+from libc.stdint cimport uint8_t
+from cpython.pycapsule cimport PyCapsule_New
+
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
+from cypool.mujoco._numeric cimport (np_sum, ctrl_cost, clip, norm2, uniform_fill, normal_fill,
+                                     all_finite)
+
+import numpy as np
+
+# Parameter layout (one row per env).
+cdef enum:
+    P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_CONTACT_W, P_HEALTHY_REWARD, P_MAIN_BODY,
+    P_TERMINATE, P_Z_LO, P_Z_HI, P_CF_LO, P_CF_HI, P_NOISE, P_EXCLUDE, P_CFRC, NPARAM
+
+# Info columns.
+cdef enum:
+    I_X, I_Y, I_DIST, I_VX, I_VY, I_FWD, I_CTRL, I_CONTACT, I_SURVIVE
+
+ID = "Ant-v5"
+MAX_EPISODE_STEPS = 1000
+DEFAULTS = dict(
+    xml_file="ant.xml", frame_skip=5, default_camera_config={"distance": 4.0},
+    forward_reward_weight=1.0, ctrl_cost_weight=0.5, contact_cost_weight=5e-4,
+    healthy_reward=1.0, main_body=1, terminate_when_unhealthy=True, healthy_z_range=(0.2, 1.0),
+    contact_force_range=(-1.0, 1.0), reset_noise_scale=0.1,
+    exclude_current_positions_from_observation=True, include_cfrc_ext_in_observation=True,
+)
+# (key, width, dtype, reported on step, reported on reset)
+INFO = [
+    ("x_position", 1, np.float64, True, True),
+    ("y_position", 1, np.float64, True, True),
+    ("distance_from_origin", 1, np.float64, True, True),
+    ("x_velocity", 1, np.float64, True, False),
+    ("y_velocity", 1, np.float64, True, False),
+    ("reward_forward", 1, np.float64, True, False),
+    ("reward_ctrl", 1, np.float64, True, False),
+    ("reward_contact", 1, np.float64, True, False),
+    ("reward_survive", 1, np.float64, True, False),
+]
+
+
+def configure(model, kw):
+    """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    body = kw["main_body"]
+    body_id = model.body(body).id if isinstance(body, str) else int(body)
+    p = np.zeros(NPARAM)
+    p[P_FRAME_SKIP] = kw["frame_skip"]
+    p[P_DT] = model.opt.timestep * kw["frame_skip"]
+    p[P_FORWARD_W] = kw["forward_reward_weight"]
+    p[P_CTRL_W] = kw["ctrl_cost_weight"]
+    p[P_CONTACT_W] = kw["contact_cost_weight"]
+    p[P_HEALTHY_REWARD] = kw["healthy_reward"]
+    p[P_MAIN_BODY] = body_id
+    p[P_TERMINATE] = bool(kw["terminate_when_unhealthy"])
+    p[P_Z_LO], p[P_Z_HI] = kw["healthy_z_range"]
+    p[P_CF_LO], p[P_CF_HI] = kw["contact_force_range"]
+    p[P_NOISE] = kw["reset_noise_scale"]
+    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
+    p[P_CFRC] = bool(kw["include_cfrc_ext_in_observation"])
+    obs_dim = model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + (model.nbody - 1) * 6 * int(p[P_CFRC])
+    return p, obs_dim
+
+
+cdef void _obs(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, j = 0, start = 2 if p[P_EXCLUDE] != 0 else 0
+    for k in range(start, m.nq):
+        e.obs[j] = d.qpos[k]
+        j += 1
+    for k in range(m.nv):
+        e.obs[j] = d.qvel[k]
+        j += 1
+    if p[P_CFRC] != 0:
+        for k in range(6, m.nbody * 6):
+            e.obs[j] = clip(d.cfrc_ext[k], p[P_CF_LO], p[P_CF_HI])
+            j += 1
+
+
+cdef bint _healthy(MjEnv* e) noexcept nogil:
+    cdef mjData* d = e.d
+    cdef double z = d.qpos[2]
+    return (all_finite(d.qpos, e.m.nq) and all_finite(d.qvel, e.m.nv)
+            and e.prm[P_Z_LO] <= z and z <= e.prm[P_Z_HI])
+
+
+cdef void _position_info(MjEnv* e) noexcept nogil:
+    e.info[I_X] = e.d.qpos[0]
+    e.info[I_Y] = e.d.qpos[1]
+    e.info[I_DIST] = norm2(e.d.qpos[0], e.d.qpos[1])
+
+
+cdef int _reset(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef double s = e.prm[P_NOISE]
+    cdef double qpos[64]
+    cdef double qvel[64]
+    cdef Py_ssize_t k
+    if sim_reset_data(e):
+        return 1
+    uniform_fill(e.rng, -s, s, qpos, m.nq)
+    normal_fill(e.rng, qvel, m.nv)
+    for k in range(m.nq):
+        qpos[k] = m.qpos0[k] + qpos[k]
+    for k in range(m.nv):
+        qvel[k] = 0.0 + s * qvel[k]
+    if sim_set_state(e, qpos, qvel):
+        return 1
+    _obs(e)
+    _position_info(e)
+    return 0
+
+
+cdef int _step(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef Py_ssize_t b = <Py_ssize_t> p[P_MAIN_BODY], k, ncf = m.nbody * 6
+    cdef double x0 = d.xpos[3 * b], y0 = d.xpos[3 * b + 1]
+    cdef double vx, vy, fwd, healthy, ctrl, contact
+    cdef double cf[6 * 64]
+    cdef bint is_healthy
+    if sim_step(e, <int> p[P_FRAME_SKIP]):
+        return 1
+    vx = (d.xpos[3 * b] - x0) / p[P_DT]
+    vy = (d.xpos[3 * b + 1] - y0) / p[P_DT]
+    _obs(e)
+    fwd = vx * p[P_FORWARD_W]
+    is_healthy = _healthy(e)
+    healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
+    ctrl = ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
+    for k in range(ncf):
+        cf[k] = clip(d.cfrc_ext[k], p[P_CF_LO], p[P_CF_HI])
+        cf[k] = cf[k] * cf[k]
+    contact = p[P_CONTACT_W] * np_sum(cf, ncf)
+    e.rew[0] = (fwd + healthy) - (ctrl + contact)
+    e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
+    _position_info(e)
+    e.info[I_VX] = vx
+    e.info[I_VY] = vy
+    e.info[I_FWD] = fwd
+    e.info[I_CTRL] = -ctrl
+    e.info[I_CONTACT] = -contact
+    e.info[I_SURVIVE] = healthy
+    return 0
+
+
+cdef MjTask TASK
+TASK.reset = _reset
+TASK.step = _step
+
+
+def task_capsule():
+    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)

@@ -1,0 +1,118 @@
+"""Build script: every extension, flag and Cython directive lives here.
+
+Environment switches:
+  CYPOOL_NO_OPENMP=1     build without OpenMP (serial stepping) instead of failing
+  CYPOOL_CYTHON_DEBUG=1  turn bounds and initialisation checks back on
+  MUJOCO_PATH=DIR        take MuJoCo headers and library from DIR instead of the mujoco wheel
+"""
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+ROOT = Path(__file__).parent.resolve()
+MUJOCO_VERSION = "4.0.0"
+
+
+def _env_flag(name):
+    return os.environ.get(name, "") not in ("", "0", "false", "False")
+
+
+def _openmp_flags():
+    """Try to compile *and run* a tiny OpenMP program; return (compile, link) flags."""
+    if _env_flag("CYPOOL_NO_OPENMP"):
+        return [], []
+    cc = sysconfig.get_config_var("CC").split()[0] if sysconfig.get_config_var("CC") else "cc"
+    src = "#include <omp.h>\nint main(void){int n=0;\n#pragma omp parallel reduction(+:n)\nn+=1;\nreturn n>0?0:1;}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        c, exe = Path(tmp, "t.c"), Path(tmp, "t")
+        c.write_text(src)
+        try:
+            subprocess.run([cc, "-fopenmp", str(c), "-o", str(exe)], check=True,
+                           capture_output=True)
+            subprocess.run([str(exe)], check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            sys.exit(
+                f"cypool: could not compile and run an OpenMP test program with '{cc} -fopenmp' "
+                f"({exc}).\nInstall an OpenMP-capable compiler (gcc, or clang with libomp), or set "
+                "CYPOOL_NO_OPENMP=1 to build a serial cypool."
+            )
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+def _mujoco_paths():
+    base = os.environ.get("MUJOCO_PATH")
+    if base is None:
+        import mujoco
+
+        if mujoco.__version__ != MUJOCO_VERSION:
+            sys.exit(f"cypool: needs mujoco=={MUJOCO_VERSION} to build, found {mujoco.__version__}")
+        base = os.path.dirname(mujoco.__file__)
+    inc = os.path.join(base, "include")
+    lib = os.path.join(base, f"libmujoco.so.{MUJOCO_VERSION}")
+    if not os.path.exists(os.path.join(inc, "mujoco", "mujoco.h")) or not os.path.exists(lib):
+        sys.exit(f"cypool: MuJoCo headers or library not found under {base}")
+    return inc, base, lib
+
+
+OMP_C, OMP_L = _openmp_flags()
+# No -ffast-math and no FMA contraction: rewards must round exactly as numpy's do.
+C_FLAGS = ["-O3", "-ffp-contract=off", "-fno-math-errno"] + OMP_C
+NP_INC = [np.get_include()]
+NP_RANDOM_LIB = [os.path.join(np.get_include(), "..", "..", "random", "lib"),
+                 os.path.join(np.get_include(), "..", "lib")]
+MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+MJ_INC, MJ_DIR, MJ_LIB = _mujoco_paths()
+
+
+def core_ext(name, sources):
+    return Extension(name, sources, include_dirs=NP_INC + [str(ROOT / "cypool" / "_core")],
+                     define_macros=MACROS, extra_compile_args=C_FLAGS, extra_link_args=OMP_L)
+
+
+def mujoco_ext(name, sources):
+    # The extension finds libmujoco through its soname: `import mujoco` (done by cypool.mujoco
+    # before importing any extension) has loaded it; the rpath covers a plain site-packages layout.
+    depth = name.count(".")
+    rpath = "$ORIGIN/" + "/".join([".."] * depth) + "/mujoco"
+    return Extension(
+        name, sources,
+        include_dirs=NP_INC + [MJ_INC, str(ROOT / "cypool" / "mujoco"), str(ROOT / "cypool" / "_core")],
+        library_dirs=NP_RANDOM_LIB,
+        libraries=["npyrandom", "npymath", "m"],
+        define_macros=MACROS + [("CYPOOL_MJ_VERSION", MUJOCO_VERSION.replace(".", ""))],
+        extra_compile_args=C_FLAGS + ["-std=gnu11"],
+        extra_link_args=OMP_L + [MJ_LIB, f"-Wl,-rpath,{rpath}"],
+    )
+
+
+MUJOCO_TASKS = ["ant", "half_cheetah", "hopper", "walker2d", "humanoid", "humanoidstandup",
+                "inverted_pendulum", "inverted_double_pendulum", "reacher", "swimmer", "pusher"]
+
+extensions = [
+    core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
+    core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
+    mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c"]),
+]
+for task in MUJOCO_TASKS:
+    extensions.append(mujoco_ext(f"cypool.mujoco.tasks.{task}", [f"cypool/mujoco/tasks/{task}.pyx"]))
+
+# Development aid: CYPOOL_BUILD_ONLY=cypool.mujoco.tasks.ant,... rebuilds just those modules.
+only = [m for m in os.environ.get("CYPOOL_BUILD_ONLY", "").split(",") if m]
+if only:
+    extensions = [e for e in extensions if e.name in only]
+
+debug = _env_flag("CYPOOL_CYTHON_DEBUG")
+directives = dict(language_level=3, boundscheck=debug, wraparound=False, initializedcheck=debug,
+                  nonecheck=False, cdivision=True, embedsignature=True)
+
+setup(
+    ext_modules=cythonize(extensions, compiler_directives=directives,
+                          nthreads=int(os.environ.get("CYPOOL_BUILD_JOBS", os.cpu_count() or 1))),
+)
