@@ -123,6 +123,8 @@ class VectorEnv(gym.vector.VectorEnv):
         reset_rows = kinds == _INFO_RESET
         any_step, any_reset = bool(step_rows.any()), bool(reset_rows.any())
         for key, col, width, dtype, on_step, on_reset in self._layout:
+            if isinstance(dtype, str):          # "action": numpy computed it in the action's dtype
+                dtype = self._family.action_dtype
             if on_step and on_reset:
                 mask = step_rows | reset_rows
             elif on_step:

@@ -115,6 +115,7 @@ class MujocoFamily:
         dt = model.opt.timestep * kw["frame_skip"]
         self.metadata = {"render_modes": [], "render_fps": int(np.round(1.0 / dt))}
         self.extra_info = self._warning_info
+        self.action_dtype = np.float64
 
     def load_actions(self, actions):
         a = np.asarray(actions)
@@ -131,6 +132,7 @@ class MujocoFamily:
             bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
             raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
         self.engine.set_actions(a, f32)
+        self.action_dtype = np.float32 if f32 else np.float64
 
     def _warning_info(self, info, kinds):
         w = self.engine.warnings

@@ -1,0 +1,1 @@
+"""cypool's side-by-side benchmark suite: `python -m bench --help`."""

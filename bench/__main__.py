@@ -1,0 +1,265 @@
+"""python -m bench [--quick] [--check bench/thresholds.json] [--tasks ...] [--systems ...]
+
+Runs every (task, system) pair in its own process, interleaving rounds so that drift hits all
+systems alike, and reports medians: a Markdown table on stdout, a JSON file with every sample,
+the machine and versions, and (full runs) PNG plots. --check compares ratios measured in this
+run (cypool against a reference system, never absolute times) with committed thresholds.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from importlib.util import find_spec
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MUJOCO = ["Ant-v5", "Hopper-v5", "Humanoid-v5", "InvertedPendulum-v5"]
+ATARI = ["Pong-v5", "Breakout-v5"]
+
+
+def available_systems(task):
+    systems = ["cypool", "gym-sync", "gym-async", "limit"]
+    if _has_async():
+        systems.insert(1, "cypool-async")
+    if find_spec("envpool") is not None:
+        systems += ["envpool", "envpool-async"]
+    if task in ATARI:
+        systems.append("ale-vector")
+    return systems
+
+
+def _has_async():
+    import cypool
+
+    return hasattr(cypool.VectorEnv, "send")
+
+
+def _has_atari():
+    try:
+        import cypool.atari._pool  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def run_one(spec, timeout):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        out = subprocess.run([sys.executable, "-m", "bench.systems", json.dumps(spec)],
+                             capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def machine():
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    from cypool._threads import usable_cores
+
+    return {"cores": usable_cores(), "cpu": cpu, "python": platform.python_version(),
+            "omp_num_threads": os.environ.get("OMP_NUM_THREADS")}
+
+
+def versions():
+    out = {}
+    for mod in ("cypool", "numpy", "gymnasium", "mujoco", "ale_py", "envpool"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception:
+            out[mod] = None
+    try:
+        out["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                                           text=True, cwd=ROOT).stdout.strip() or None
+    except OSError:
+        out["git_commit"] = None
+    return out
+
+
+def progress(done, total, label):
+    width = 30
+    filled = int(width * done / total)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<40}")
+    sys.stderr.flush()
+
+
+def measure(tasks, systems_for, num_envs, threads, rounds, seconds, batch_size):
+    jobs = [(t, s) for t in tasks for s in systems_for(t)]
+    samples = {j: [] for j in jobs}
+    extra = {}
+    total, done = len(jobs) * rounds, 0
+    for r in range(rounds):
+        order = jobs if r % 2 == 0 else jobs[::-1]   # interleave, alternating the order
+        for task, system in order:
+            progress(done, total, f"{task} {system}")
+            spec = dict(system=system, task=task, num_envs=num_envs, num_threads=threads,
+                        seconds=seconds, batch_size=batch_size)
+            res = run_one(spec, timeout=60 + 10 * seconds)
+            done += 1
+            if "error" in res:
+                extra[(task, system)] = res
+                continue
+            samples[(task, system)].append(res["steps_per_s"])
+            extra[(task, system)] = res
+    progress(total, total, "done")
+    sys.stderr.write("\n")
+    return samples, extra
+
+
+def table(tasks, systems_for, med, threads):
+    lines = ["| task | system | steps/s | × gym-sync | × envpool | efficiency |",
+             "|---|---|---:|---:|---:|---:|"]
+    for task in tasks:
+        base = med.get((task, "gym-sync"))
+        for system in systems_for(task):
+            v = med.get((task, system))
+            if v is None:
+                lines.append(f"| {task} | {system} | failed | | | |")
+                continue
+            ep = med.get((task, "envpool" if not system.endswith("async") else "envpool-async"))
+            lim = med.get((task, "limit"))
+            r_sync = f"{v / base:.2f}" if base else ""
+            r_ep = f"{v / ep:.2f}" if ep and system.startswith("cypool") else ""
+            eff = (f"{v / (lim * threads):.0%}" if lim and system.startswith("cypool") else "")
+            lines.append(f"| {task} | {system} | {v:,.0f} | {r_sync} | {r_ep} | {eff} |")
+    return "\n".join(lines)
+
+
+def check(path, med):
+    with open(path) as f:
+        thresholds = json.load(f)
+    failures = []
+    for rule in thresholds["ratios"]:
+        num = med.get((rule["task"], rule["system"]))
+        den = med.get((rule["task"], rule["reference"]))
+        if num is None or den is None:
+            if rule.get("optional"):
+                continue
+            failures.append(f"{rule['task']}: {rule['system']} or {rule['reference']} did not run")
+            continue
+        ratio = num / den
+        status = "ok" if ratio >= rule["min"] else "FAIL"
+        print(f"check {rule['task']:>20} {rule['system']} / {rule['reference']} = {ratio:.2f} "
+              f"(min {rule['min']}) {status}")
+        if ratio < rule["min"]:
+            failures.append(f"{rule['task']}: {rule['system']} / {rule['reference']} = "
+                            f"{ratio:.2f} < {rule['min']}")
+    return failures
+
+
+def plots(tasks, args, out_dir):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [1, 2, 4, 8, 16, 32, 64]
+    files = []
+    for task in tasks:
+        systems = [s for s in available_systems(task) if s not in ("limit", "gym-async")
+                   and not s.endswith("async")]
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for system in systems:
+            ys = []
+            for n in sizes:
+                res = run_one(dict(system=system, task=task, num_envs=n,
+                                   num_threads=min(n, args.threads), seconds=args.seconds / 2),
+                              timeout=120)
+                ys.append(res.get("steps_per_s", float("nan")))
+            ax.plot(sizes, ys, marker="o", label=system)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("num_envs")
+        ax.set_ylabel("env steps/s")
+        ax.set_title(f"{task}, {args.threads} threads")
+        ax.legend()
+        path = os.path.join(out_dir, f"scaling_{task}.png")
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="short run for CI (< 90 s)")
+    p.add_argument("--check", metavar="THRESHOLDS", help="fail when a ratio is below threshold")
+    p.add_argument("--tasks", nargs="*")
+    p.add_argument("--systems", nargs="*")
+    p.add_argument("--num-envs", type=int, default=16)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--batch-size", type=int, default=8, help="for the async systems")
+    p.add_argument("--rounds", type=int, default=None)
+    p.add_argument("--seconds", type=float, default=None)
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--plots", action="store_true", help="also draw scaling plots (slow)")
+    args = p.parse_args(argv)
+    from cypool._threads import usable_cores
+
+    args.threads = args.threads or usable_cores()
+    if args.quick:
+        tasks = args.tasks or (["Hopper-v5", "Ant-v5"] + (["Pong-v5"] if _has_atari() else []))
+        rounds, seconds = args.rounds or 3, args.seconds or 1.5
+        default_systems = ["cypool", "gym-sync", "envpool"]
+    else:
+        tasks = args.tasks or (MUJOCO + (ATARI if _has_atari() else []))
+        rounds, seconds = args.rounds or 5, args.seconds or 3.0
+        default_systems = None
+    args.seconds = seconds
+
+    def systems_for(task):
+        avail = available_systems(task)
+        wanted = args.systems or default_systems or avail
+        return [s for s in wanted if s in avail]
+
+    samples, extra = measure(tasks, systems_for, args.num_envs, args.threads, rounds, seconds,
+                             args.batch_size)
+    med = {k: statistics.median(v) for k, v in samples.items() if v}
+    print(f"\ncypool bench, {datetime.date.today()}, {machine()['cpu']}, "
+          f"{args.threads} threads, {args.num_envs} envs, median of {rounds} rounds\n")
+    print(table(tasks, systems_for, med, args.threads))
+    errors = {f"{t} {s}": v["error"] for (t, s), v in extra.items() if "error" in v}
+    for k, v in errors.items():
+        print(f"\n{k}: {v}")
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    result = {"date": stamp, "machine": machine(), "versions": versions(),
+              "settings": {"num_envs": args.num_envs, "threads": args.threads, "rounds": rounds,
+                           "seconds": seconds, "quick": args.quick},
+              "samples": {f"{t}|{s}": v for (t, s), v in samples.items()},
+              "median": {f"{t}|{s}": v for (t, s), v in med.items()},
+              "runs": {f"{t}|{s}": v for (t, s), v in extra.items()}}
+    path = os.path.join(args.out, f"bench-{stamp}.json")
+    with open(path, "w") as f:
+        json.dump(result, f, indent=1)
+    print(f"\nsamples: {path}")
+    if args.plots:
+        for f in plots(tasks, args, args.out):
+            print(f"plot: {f}")
+    if args.check:
+        failures = check(args.check, med)
+        if failures:
+            print("\nbench check FAILED (speed regression):\n  " + "\n  ".join(failures))
+            return 1
+        print("\nbench check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

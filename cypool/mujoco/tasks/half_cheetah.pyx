@@ -1,0 +1,107 @@
+"""HalfCheetah-v5 (gymnasium.envs.mujoco.half_cheetah_v5): kernels and configuration."""
+from cpython.pycapsule cimport PyCapsule_New
+
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
+from cypool.mujoco._numeric cimport ctrl_cost, uniform_fill, normal_fill
+
+import numpy as np
+
+# Parameter layout (one row per env).
+cdef enum:
+    P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_NOISE, P_EXCLUDE, NPARAM
+
+# Info columns.
+cdef enum:
+    I_X, I_VX, I_FWD, I_CTRL
+
+ID = "HalfCheetah-v5"
+MAX_EPISODE_STEPS = 1000
+DEFAULTS = dict(
+    xml_file="half_cheetah.xml", frame_skip=5, default_camera_config={"distance": 4.0},
+    forward_reward_weight=1.0, ctrl_cost_weight=0.1, reset_noise_scale=0.1,
+    exclude_current_positions_from_observation=True,
+)
+# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's
+INFO = [
+    ("x_position", 1, np.float64, True, True),
+    ("x_velocity", 1, np.float64, True, False),
+    ("reward_forward", 1, np.float64, True, False),
+    ("reward_ctrl", 1, "action", True, False),
+]
+
+
+def configure(model, kw):
+    """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    p = np.zeros(NPARAM)
+    p[P_FRAME_SKIP] = kw["frame_skip"]
+    p[P_DT] = model.opt.timestep * kw["frame_skip"]
+    p[P_FORWARD_W] = kw["forward_reward_weight"]
+    p[P_CTRL_W] = kw["ctrl_cost_weight"]
+    p[P_NOISE] = kw["reset_noise_scale"]
+    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
+    obs_dim = model.nq + model.nv - int(p[P_EXCLUDE])
+    return p, obs_dim
+
+
+cdef void _obs(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef Py_ssize_t k, j = 0, start = 1 if e.prm[P_EXCLUDE] != 0 else 0
+    for k in range(start, m.nq):
+        e.obs[j] = d.qpos[k]
+        j += 1
+    for k in range(m.nv):
+        e.obs[j] = d.qvel[k]
+        j += 1
+
+
+cdef int _reset(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef double s = e.prm[P_NOISE]
+    cdef double qpos[64]
+    cdef double qvel[64]
+    cdef Py_ssize_t k
+    if sim_reset_data(e):
+        return 1
+    uniform_fill(e.rng, -s, s, qpos, m.nq)
+    normal_fill(e.rng, qvel, m.nv)
+    for k in range(m.nq):
+        qpos[k] = m.qpos0[k] + qpos[k]
+    for k in range(m.nv):
+        qvel[k] = 0.0 + s * qvel[k]
+    if sim_set_state(e, qpos, qvel):
+        return 1
+    _obs(e)
+    e.info[I_X] = e.d.qpos[0]
+    return 0
+
+
+cdef int _step(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef double x0 = d.qpos[0]
+    cdef double vx, fwd, ctrl
+    if sim_step(e, <int> p[P_FRAME_SKIP]):
+        return 1
+    vx = (d.qpos[0] - x0) / p[P_DT]
+    _obs(e)
+    fwd = p[P_FORWARD_W] * vx
+    ctrl = ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
+    e.rew[0] = fwd - ctrl
+    e.term[0] = 0
+    e.info[I_X] = d.qpos[0]
+    e.info[I_VX] = vx
+    e.info[I_FWD] = fwd
+    e.info[I_CTRL] = -ctrl
+    return 0
+
+
+cdef MjTask TASK
+TASK.reset = _reset
+TASK.step = _step
+
+
+def task_capsule():
+    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)

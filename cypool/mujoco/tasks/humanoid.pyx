@@ -1,0 +1,197 @@
+"""Humanoid-v5 (gymnasium.envs.mujoco.humanoid_v5): kernels and configuration."""
+from cpython.pycapsule cimport PyCapsule_New
+
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
+from cypool.mujoco._numeric cimport np_sum, sum_sq, clip, norm2, uniform_fill
+
+import numpy as np
+
+# Parameter layout (one row per env).
+cdef enum:
+    P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_CONTACT_W, P_CC_LO, P_CC_HI, P_HEALTHY_REWARD,
+    P_TERMINATE, P_Z_LO, P_Z_HI, P_NOISE, P_EXCLUDE, P_CINERT, P_CVEL, P_QFRC, P_CFRC,
+    P_MASS_SUM, NPARAM
+
+# Info columns (tendon_length and tendon_velocity take two each).
+cdef enum:
+    I_X = 0, I_Y = 1, I_TLEN = 2, I_TVEL = 4, I_DIST = 6, I_VX = 7, I_VY = 8, I_SURVIVE = 9,
+    I_FWD = 10, I_CTRL = 11, I_CONTACT = 12
+
+ID = "Humanoid-v5"
+MAX_EPISODE_STEPS = 1000
+DEFAULTS = dict(
+    xml_file="humanoid.xml", frame_skip=5,
+    default_camera_config={"trackbodyid": 1, "distance": 4.0,
+                           "lookat": np.array((0.0, 0.0, 2.0)), "elevation": -20.0},
+    forward_reward_weight=1.25, ctrl_cost_weight=0.1, contact_cost_weight=5e-7,
+    contact_cost_range=(-np.inf, 10.0), healthy_reward=5.0, terminate_when_unhealthy=True,
+    healthy_z_range=(1.0, 2.0), reset_noise_scale=1e-2,
+    exclude_current_positions_from_observation=True, include_cinert_in_observation=True,
+    include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
+    include_cfrc_ext_in_observation=True,
+)
+# (key, width, dtype, reported on step, reported on reset)
+INFO = [
+    ("x_position", 1, np.float64, True, True),
+    ("y_position", 1, np.float64, True, True),
+    ("tendon_length", 2, np.float64, True, True),
+    ("tendon_velocity", 2, np.float64, True, True),
+    ("distance_from_origin", 1, np.float64, True, True),
+    ("x_velocity", 1, np.float64, True, False),
+    ("y_velocity", 1, np.float64, True, False),
+    ("reward_survive", 1, np.float64, True, False),
+    ("reward_forward", 1, np.float64, True, False),
+    ("reward_ctrl", 1, np.float64, True, False),
+    ("reward_contact", 1, np.float64, True, False),
+]
+
+
+def configure(model, kw):
+    """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    if model.ntendon != 2:
+        raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
+    p = np.zeros(NPARAM)
+    p[P_FRAME_SKIP] = kw["frame_skip"]
+    p[P_DT] = model.opt.timestep * kw["frame_skip"]
+    p[P_FORWARD_W] = kw["forward_reward_weight"]
+    p[P_CTRL_W] = kw["ctrl_cost_weight"]
+    p[P_CONTACT_W] = kw["contact_cost_weight"]
+    p[P_CC_LO], p[P_CC_HI] = kw["contact_cost_range"]
+    p[P_HEALTHY_REWARD] = kw["healthy_reward"]
+    p[P_TERMINATE] = bool(kw["terminate_when_unhealthy"])
+    p[P_Z_LO], p[P_Z_HI] = kw["healthy_z_range"]
+    p[P_NOISE] = kw["reset_noise_scale"]
+    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
+    p[P_CINERT] = bool(kw["include_cinert_in_observation"])
+    p[P_CVEL] = bool(kw["include_cvel_in_observation"])
+    p[P_QFRC] = bool(kw["include_qfrc_actuator_in_observation"])
+    p[P_CFRC] = bool(kw["include_cfrc_ext_in_observation"])
+    # mass_center's denominator, evaluated by numpy exactly as gymnasium does
+    p[P_MASS_SUM] = model.body_mass.sum()
+    nb = model.nbody - 1
+    obs_dim = (model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + nb * 10 * int(p[P_CINERT])
+               + nb * 6 * int(p[P_CVEL]) + (model.nv - 6) * int(p[P_QFRC])
+               + nb * 6 * int(p[P_CFRC]))
+    return p, obs_dim
+
+
+cdef void _obs(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, j = 0, start = 2 if p[P_EXCLUDE] != 0 else 0
+    for k in range(start, m.nq):
+        e.obs[j] = d.qpos[k]
+        j += 1
+    for k in range(m.nv):
+        e.obs[j] = d.qvel[k]
+        j += 1
+    if p[P_CINERT] != 0:
+        for k in range(10, m.nbody * 10):
+            e.obs[j] = d.cinert[k]
+            j += 1
+    if p[P_CVEL] != 0:
+        for k in range(6, m.nbody * 6):
+            e.obs[j] = d.cvel[k]
+            j += 1
+    if p[P_QFRC] != 0:
+        for k in range(6, m.nv):
+            e.obs[j] = d.qfrc_actuator[k]
+            j += 1
+    if p[P_CFRC] != 0:
+        for k in range(6, m.nbody * 6):
+            e.obs[j] = d.cfrc_ext[k]
+            j += 1
+
+
+cdef void _mass_center(MjEnv* e, double* xy) noexcept nogil:
+    """np.einsum("b,bj->j", body_mass, xipos) / body_mass.sum(), x and y: the einsum adds the
+    products body by body, in order, per column (checked against numpy)."""
+    cdef const mjModel* m = e.m
+    cdef const double* xipos = e.d.xipos
+    cdef Py_ssize_t b, j
+    cdef double acc
+    for j in range(2):
+        acc = 0.0
+        for b in range(m.nbody):
+            acc += m.body_mass[b] * xipos[3 * b + j]
+        xy[j] = acc / e.prm[P_MASS_SUM]
+
+
+cdef void _common_info(MjEnv* e) noexcept nogil:
+    cdef mjData* d = e.d
+    e.info[I_X] = d.qpos[0]
+    e.info[I_Y] = d.qpos[1]
+    e.info[I_TLEN] = d.ten_length[0]
+    e.info[I_TLEN + 1] = d.ten_length[1]
+    e.info[I_TVEL] = d.ten_velocity[0]
+    e.info[I_TVEL + 1] = d.ten_velocity[1]
+    e.info[I_DIST] = norm2(d.qpos[0], d.qpos[1])
+
+
+cdef int _reset(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef double s = e.prm[P_NOISE]
+    cdef double qpos[64]
+    cdef double qvel[64]
+    cdef Py_ssize_t k
+    if sim_reset_data(e):
+        return 1
+    uniform_fill(e.rng, -s, s, qpos, m.nq)
+    uniform_fill(e.rng, -s, s, qvel, m.nv)
+    for k in range(m.nq):
+        qpos[k] = m.qpos0[k] + qpos[k]
+    for k in range(m.nv):
+        qvel[k] = 0.0 + qvel[k]
+    if sim_set_state(e, qpos, qvel):
+        return 1
+    _obs(e)
+    _common_info(e)
+    return 0
+
+
+cdef int _step(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, ncf = m.nbody * 6
+    cdef double before[2]
+    cdef double after[2]
+    cdef double vx, vy, fwd, healthy, ctrl, contact, z
+    cdef double cf[6 * 64]
+    cdef bint is_healthy
+    _mass_center(e, before)
+    if sim_step(e, <int> p[P_FRAME_SKIP]):
+        return 1
+    _mass_center(e, after)
+    vx = (after[0] - before[0]) / p[P_DT]
+    vy = (after[1] - before[1]) / p[P_DT]
+    _obs(e)
+    fwd = p[P_FORWARD_W] * vx
+    z = d.qpos[2]
+    is_healthy = p[P_Z_LO] < z and z < p[P_Z_HI]
+    healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
+    ctrl = p[P_CTRL_W] * sum_sq(d.ctrl, m.nu)  # data.ctrl is float64 whatever the action dtype
+    for k in range(ncf):
+        cf[k] = d.cfrc_ext[k] * d.cfrc_ext[k]
+    contact = clip(p[P_CONTACT_W] * np_sum(cf, ncf), p[P_CC_LO], p[P_CC_HI])
+    e.rew[0] = (fwd + healthy) - (ctrl + contact)
+    e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
+    _common_info(e)
+    e.info[I_VX] = vx
+    e.info[I_VY] = vy
+    e.info[I_SURVIVE] = healthy
+    e.info[I_FWD] = fwd
+    e.info[I_CTRL] = -ctrl
+    e.info[I_CONTACT] = -contact
+    return 0
+
+
+cdef MjTask TASK
+TASK.reset = _reset
+TASK.step = _step
+
+
+def task_capsule():
+    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)

@@ -1,0 +1,160 @@
+"""HumanoidStandup-v5 (gymnasium.envs.mujoco.humanoidstandup_v5): kernels and configuration."""
+from cpython.pycapsule cimport PyCapsule_New
+
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
+from cypool.mujoco._numeric cimport np_sum, sum_sq, clip, uniform_fill
+
+import numpy as np
+
+# Parameter layout (one row per env). uph_cost_weight is accepted but, as in gymnasium
+# 1.4.0, never applied, so it has no slot.
+cdef enum:
+    P_FRAME_SKIP, P_TIMESTEP, P_CTRL_W, P_IMPACT_W, P_IC_LO, P_IC_HI, P_NOISE, P_EXCLUDE,
+    P_CINERT, P_CVEL, P_QFRC, P_CFRC, NPARAM
+
+# Info columns (tendon_length and tendon_velocity take two each).
+cdef enum:
+    I_X = 0, I_Y = 1, I_Z = 2, I_TLEN = 3, I_TVEL = 5, I_LINUP = 7, I_QUADCTRL = 8,
+    I_IMPACT = 9
+
+ID = "HumanoidStandup-v5"
+MAX_EPISODE_STEPS = 1000
+DEFAULTS = dict(
+    xml_file="humanoidstandup.xml", frame_skip=5,
+    default_camera_config={"trackbodyid": 1, "distance": 4.0,
+                           "lookat": np.array((0.0, 0.0, 0.8925)), "elevation": -20.0},
+    uph_cost_weight=1, ctrl_cost_weight=0.1, impact_cost_weight=0.5e-6,
+    impact_cost_range=(-np.inf, 10.0), reset_noise_scale=1e-2,
+    exclude_current_positions_from_observation=True, include_cinert_in_observation=True,
+    include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
+    include_cfrc_ext_in_observation=True,
+)
+# (key, width, dtype, reported on step, reported on reset)
+INFO = [
+    ("x_position", 1, np.float64, True, True),
+    ("y_position", 1, np.float64, True, True),
+    ("z_distance_from_origin", 1, np.float64, True, True),
+    ("tendon_length", 2, np.float64, True, True),
+    ("tendon_velocity", 2, np.float64, True, True),
+    ("reward_linup", 1, np.float64, True, False),
+    ("reward_quadctrl", 1, np.float64, True, False),
+    ("reward_impact", 1, np.float64, True, False),
+]
+
+
+def configure(model, kw):
+    """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    if model.ntendon != 2:
+        raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
+    p = np.zeros(NPARAM)
+    p[P_FRAME_SKIP] = kw["frame_skip"]
+    p[P_TIMESTEP] = model.opt.timestep  # the linup reward divides by the timestep, not dt
+    p[P_CTRL_W] = kw["ctrl_cost_weight"]
+    p[P_IMPACT_W] = kw["impact_cost_weight"]
+    p[P_IC_LO], p[P_IC_HI] = kw["impact_cost_range"]
+    p[P_NOISE] = kw["reset_noise_scale"]
+    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
+    p[P_CINERT] = bool(kw["include_cinert_in_observation"])
+    p[P_CVEL] = bool(kw["include_cvel_in_observation"])
+    p[P_QFRC] = bool(kw["include_qfrc_actuator_in_observation"])
+    p[P_CFRC] = bool(kw["include_cfrc_ext_in_observation"])
+    nb = model.nbody - 1
+    obs_dim = (model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + nb * 10 * int(p[P_CINERT])
+               + nb * 6 * int(p[P_CVEL]) + (model.nv - 6) * int(p[P_QFRC])
+               + nb * 6 * int(p[P_CFRC]))
+    return p, obs_dim
+
+
+cdef void _obs(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, j = 0, start = 2 if p[P_EXCLUDE] != 0 else 0
+    for k in range(start, m.nq):
+        e.obs[j] = d.qpos[k]
+        j += 1
+    for k in range(m.nv):
+        e.obs[j] = d.qvel[k]
+        j += 1
+    if p[P_CINERT] != 0:
+        for k in range(10, m.nbody * 10):
+            e.obs[j] = d.cinert[k]
+            j += 1
+    if p[P_CVEL] != 0:
+        for k in range(6, m.nbody * 6):
+            e.obs[j] = d.cvel[k]
+            j += 1
+    if p[P_QFRC] != 0:
+        for k in range(6, m.nv):
+            e.obs[j] = d.qfrc_actuator[k]
+            j += 1
+    if p[P_CFRC] != 0:
+        for k in range(6, m.nbody * 6):
+            e.obs[j] = d.cfrc_ext[k]
+            j += 1
+
+
+cdef void _common_info(MjEnv* e) noexcept nogil:
+    cdef mjData* d = e.d
+    e.info[I_X] = d.qpos[0]
+    e.info[I_Y] = d.qpos[1]
+    e.info[I_Z] = d.qpos[2] - e.m.qpos0[2]
+    e.info[I_TLEN] = d.ten_length[0]
+    e.info[I_TLEN + 1] = d.ten_length[1]
+    e.info[I_TVEL] = d.ten_velocity[0]
+    e.info[I_TVEL + 1] = d.ten_velocity[1]
+
+
+cdef int _reset(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef double s = e.prm[P_NOISE]
+    cdef double qpos[64]
+    cdef double qvel[64]
+    cdef Py_ssize_t k
+    if sim_reset_data(e):
+        return 1
+    uniform_fill(e.rng, -s, s, qpos, m.nq)
+    uniform_fill(e.rng, -s, s, qvel, m.nv)
+    for k in range(m.nq):
+        qpos[k] = m.qpos0[k] + qpos[k]
+    for k in range(m.nv):
+        qvel[k] = 0.0 + qvel[k]
+    if sim_set_state(e, qpos, qvel):
+        return 1
+    _obs(e)
+    _common_info(e)
+    return 0
+
+
+cdef int _step(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, ncf = m.nbody * 6
+    cdef double uph, ctrl, impact
+    cdef double cf[6 * 64]
+    if sim_step(e, <int> p[P_FRAME_SKIP]):
+        return 1
+    uph = (d.qpos[2] - 0.0) / p[P_TIMESTEP]
+    ctrl = p[P_CTRL_W] * sum_sq(d.ctrl, m.nu)  # data.ctrl is float64 whatever the action dtype
+    for k in range(ncf):
+        cf[k] = d.cfrc_ext[k] * d.cfrc_ext[k]
+    impact = clip(p[P_IMPACT_W] * np_sum(cf, ncf), p[P_IC_LO], p[P_IC_HI])
+    e.rew[0] = ((uph - ctrl) - impact) + 1.0
+    e.term[0] = False
+    _obs(e)
+    _common_info(e)
+    e.info[I_LINUP] = uph
+    e.info[I_QUADCTRL] = -ctrl
+    e.info[I_IMPACT] = -impact
+    return 0
+
+
+cdef MjTask TASK
+TASK.reset = _reset
+TASK.step = _step
+
+
+def task_capsule():
+    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)

@@ -1,0 +1,89 @@
+"""InvertedPendulum-v5 (gymnasium.envs.mujoco.inverted_pendulum_v5): kernels and configuration."""
+from cpython.pycapsule cimport PyCapsule_New
+from libc.math cimport fabs
+
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
+from cypool.mujoco._numeric cimport uniform_fill, all_finite
+
+import numpy as np
+
+# Parameter layout (one row per env).
+cdef enum:
+    P_FRAME_SKIP, P_NOISE, NPARAM
+
+# Info columns.
+cdef enum:
+    I_SURVIVE
+
+ID = "InvertedPendulum-v5"
+MAX_EPISODE_STEPS = 1000
+DEFAULTS = dict(
+    xml_file="inverted_pendulum.xml", frame_skip=2,
+    default_camera_config={"trackbodyid": 0, "distance": 2.04}, reset_noise_scale=0.01,
+)
+# (key, width, dtype, reported on step, reported on reset). gymnasium's reward is a Python int,
+# so SyncVectorEnv builds an int64 info array for it.
+INFO = [
+    ("reward_survive", 1, np.int64, True, False),
+]
+
+
+def configure(model, kw):
+    """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    p = np.zeros(NPARAM)
+    p[P_FRAME_SKIP] = kw["frame_skip"]
+    p[P_NOISE] = kw["reset_noise_scale"]
+    return p, model.nq + model.nv
+
+
+cdef void _obs(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef Py_ssize_t k
+    for k in range(m.nq):
+        e.obs[k] = d.qpos[k]
+    for k in range(m.nv):
+        e.obs[m.nq + k] = d.qvel[k]
+
+
+cdef int _reset(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef double s = e.prm[P_NOISE]
+    cdef double qpos[64]
+    cdef double qvel[64]
+    cdef Py_ssize_t k
+    if sim_reset_data(e):
+        return 1
+    uniform_fill(e.rng, -s, s, qpos, m.nq)
+    uniform_fill(e.rng, -s, s, qvel, m.nv)
+    for k in range(m.nq):
+        qpos[k] = m.qpos0[k] + qpos[k]
+    for k in range(m.nv):
+        qvel[k] = 0.0 + qvel[k]
+    if sim_set_state(e, qpos, qvel):
+        return 1
+    _obs(e)
+    return 0
+
+
+cdef int _step(MjEnv* e) noexcept nogil:
+    cdef const mjModel* m = e.m
+    cdef bint terminated
+    if sim_step(e, <int> e.prm[P_FRAME_SKIP]):
+        return 1
+    _obs(e)
+    terminated = not all_finite(e.obs, m.nq + m.nv) or fabs(e.obs[1]) > 0.2
+    e.rew[0] = 0.0 if terminated else 1.0
+    e.term[0] = terminated
+    e.info[I_SURVIVE] = e.rew[0]
+    return 0
+
+
+cdef MjTask TASK
+TASK.reset = _reset
+TASK.step = _step
+
+
+def task_capsule():
+    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
