@@ -20,6 +20,7 @@ was built with the current options, no source is needed at all; pass
 ``force=True`` (``--force`` on the command line) to rebuild it.
 
 Needs cmake, a C++17 compiler and zlib's headers (Debian/Ubuntu: zlib1g-dev).
+Linux and macOS only: the link settings returned assume a Unix toolchain.
 Run ``python -m buildtools.ale_build`` to build the cache ahead of time.
 """
 import hashlib
@@ -69,7 +70,7 @@ def cache_dir():
     return Path(root).expanduser().resolve() / f"ale-{ALE_VERSION}"
 
 
-def ensure_ale(force=False, jobs=2, verbose=True):
+def ensure_ale(*, force=False, jobs=2, verbose=True):
     """Return what a C++17 extension needs to compile and link against ALE.
 
     Builds ALE into the cache first unless a build with the current options is
@@ -248,7 +249,8 @@ def _build(cache, install, jobs, verbose):
             sdist_sha256=SDIST_SHA256,
             cmake_options=list(CMAKE_OPTIONS),
             cxx_compiler=_cmake_cache_value(build, "CMAKE_CXX_COMPILER"),
-            zlib_library=_cmake_cache_value(build, "ZLIB_LIBRARY_RELEASE"),
+            zlib_library=(_cmake_cache_value(build, "ZLIB_LIBRARY_RELEASE")
+                          or _cmake_cache_value(build, "ZLIB_LIBRARY")),
         )
         (staging / STAMP_NAME).write_text(json.dumps(stamp, indent=2) + "\n")
         # Swap the finished tree in whole, so an interrupted build never leaves a

@@ -34,7 +34,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from cypool.atari._ale.ale_interface cimport (
-    ALEInterface, LOGGER_ERROR, logger_set_mode)
+    Action, ALEInterface, LOGGER_ERROR, PLAYER_A_FIRE, logger_set_mode)
 
 cdef extern from "_ale_shim.hpp" nogil:
     enum:
@@ -128,6 +128,30 @@ def run(str rom, const int[::1] seeds, float sticky, int max_frames, int reseed_
             del ales[i]
 
 
+def pxd_probe(str rom, int seed):
+    """Drives an emulator through ale_interface.pxd's own declarations (GIL held)."""
+    cdef ALEInterface* ale = new ALEInterface()
+    cdef int rc, reward = 0
+    try:
+        ale.setInt(b"random_seed", seed)
+        rc = cp_ale_load_rom(ale, rom.encode())
+        if rc: raise RuntimeError(cp_ale_last_error().decode())
+        minimal = [<int>a for a in ale.getMinimalActionSet()]
+        legal = ale.getLegalActionSet().size()
+        for _ in range(50):
+            reward += ale.act(PLAYER_A_FIRE, 1.0)
+            reward += ale.act(<Action>3, 1.0)
+        return dict(minimal=minimal, legal=legal, reward=reward, lives=ale.lives(),
+                    over=ale.game_over(False), frame=ale.getFrameNumber(),
+                    episode_frame=ale.getEpisodeFrameNumber(),
+                    shape=(ale.getScreen().height(), ale.getScreen().width()),
+                    ram=bytes(ale.getRAM().array()[:ale.getRAM().size()]),
+                    max_frames=ale.getInt(b"max_num_frames_per_episode"),
+                    sticky=ale.getFloat(b"repeat_action_probability"))
+    finally:
+        del ale
+
+
 def error_statuses(str rom, str not_a_rom):
     """(case, status, message) for calls that must fail without killing the process."""
     cdef ALEInterface* ale = NULL
@@ -188,7 +212,7 @@ def build_kernel(workdir, config):
         extra_compile_args=["-std=c++17", "-O2", "-fopenmp"],
         extra_link_args=["-fopenmp"],
     )
-    modules = cythonize([ext], include_path=[str(ROOT)], build_dir=str(workdir), quiet=True,
+    modules = cythonize([ext], include_path=[str(ROOT)], quiet=True,
                         compiler_directives=dict(language_level=3, boundscheck=False,
                                                  wraparound=False))
     dist = Distribution({"ext_modules": modules})
@@ -230,6 +254,24 @@ def play_wheel(rom, seed, actions):
             ale.reset_game()
     minimal = [a.value for a in ale.getMinimalActionSet()]
     return gray, ints, ram, ale.getScreenRGB(), minimal
+
+
+def probe_wheel(rom, seed):
+    """What KERNEL's pxd_probe() reads, through the ale-py wheel."""
+    import ale_py
+
+    ale = ale_py.ALEInterface()
+    ale.setInt("random_seed", seed)
+    ale.loadROM(rom)
+    reward = 0
+    for _ in range(50):
+        reward += ale.act(1) + ale.act(3)
+    return dict(minimal=[a.value for a in ale.getMinimalActionSet()],
+                legal=len(ale.getLegalActionSet()), reward=reward, lives=ale.lives(),
+                over=ale.game_over(with_truncation=False), frame=ale.getFrameNumber(),
+                episode_frame=ale.getEpisodeFrameNumber(), shape=ale.getScreenGrayscale().shape,
+                ram=ale.getRAM().tobytes(), max_frames=ale.getInt("max_num_frames_per_episode"),
+                sticky=ale.getFloat("repeat_action_probability"))
 
 
 def check_errors(kernel, rom, workdir):
@@ -285,6 +327,9 @@ def main():
         built_s = time.perf_counter() - t0
         assert not status.any(), f"kernel statuses {status}"
         check_errors(kernel, rom, workdir)
+        probe = kernel.pxd_probe(rom, 5)
+        assert probe == probe_wheel(rom, 5), (probe, probe_wheel(rom, 5))
+        print(f"pxd: ALEInterface methods agree with the wheel ({len(probe)} values)")
 
     t0 = time.perf_counter()
     for i in range(N_ENVS):

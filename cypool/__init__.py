@@ -21,7 +21,8 @@ def _check_num_envs(num_envs):
 
 def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
              seed: int | None = None, autoreset_mode="next_step", copy: bool = True,
-             max_episode_steps: int | None = None, **task_kwargs) -> VectorEnv:
+             max_episode_steps: int | None = None, batch_size: int | None = None,
+             **task_kwargs) -> VectorEnv:
     """Make a pool of ``num_envs`` copies of ``env_id`` behind a gymnasium VectorEnv.
 
     Parameters
@@ -41,6 +42,9 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
         next call.
     max_episode_steps : int or None
         Truncation limit; None uses gymnasium's registered limit for the task.
+    batch_size : int or None
+        Async batching: ``recv()`` returns the first ``batch_size`` envs to finish while the
+        others keep stepping. None (or num_envs) is sync mode.
     **task_kwargs
         The task's constructor kwargs, with gymnasium's names and defaults.
     """
@@ -69,7 +73,8 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
         from cypool.atari.family import AtariFamily
 
         fam = AtariFamily(env_id, num_envs, threads, max_episode_steps, task_kwargs)
-    return VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy)
+    return VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy,
+                     batch_size=batch_size)
 
 
 def show_config(file=None) -> dict:

@@ -7,11 +7,21 @@ engine, the spaces, the info layout and the action loader:
     family.engine                  an Engine subclass instance (cypool._core._engine)
     family.single_observation_space, family.single_action_space, family.metadata
     family.info_layout             [(key, first column, width, dtype, on_step, on_reset), ...]
-    family.load_actions(actions)   validate the batch and copy it into the engine; raise
-                                   ValueError/TypeError before any env moves
+    family.load_actions(actions, env_ids)
+                                   validate the rows (env_ids None: every env) and copy them
+                                   into the engine; raise ValueError/TypeError before any env
+                                   moves
+    family.extra_info(info, kinds, ids)  optional: family-specific info keys
+
+Async (batch_size < num_envs): send() queues envs for the engine's worker team and returns at
+once; recv() returns the first batch_size envs to finish. Each env is idle (its last result
+was received) or in flight (sent, stepping or finished but not received); sending an env in
+flight, or receiving more than is in flight, raises instead of hanging.
 """
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import numpy as np
@@ -55,7 +65,7 @@ class VectorEnv(gym.vector.VectorEnv):
     """
 
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
-                 copy: bool = True):
+                 copy: bool = True, batch_size: int | None = None):
         self._family = family
         self._engine = family.engine
         self.env_id = env_id
@@ -78,6 +88,20 @@ class VectorEnv(gym.vector.VectorEnv):
         self._seeded = np.zeros(n, np.bool_)     # env owns a random stream
         self._ops = self._engine.ops_arr
         self._layout = list(family.info_layout)
+        if batch_size is None:
+            batch_size = n
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+            raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")
+        if not 1 <= batch_size <= n:
+            raise ValueError(f"batch_size must be in [1, num_envs={n}], got {batch_size}")
+        self.batch_size = int(batch_size)
+        self.is_async = self.batch_size < n
+        self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
+        self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
+        self._last_ids = None                    # ids of the last recv (async step() default)
+        self._lock = threading.RLock()           # one caller at a time mutates the pool
+        if self.is_async:
+            self._engine.start_async()
 
     # ------------------------------------------------------------------ helpers
     def _check_open(self):
@@ -110,14 +134,15 @@ class VectorEnv(gym.vector.VectorEnv):
                 self._seeded[i] = True
 
     def _run(self):
-        failures = self._engine.run()
+        self._engine.run()
+        failures = self._engine.failures(None)
         if failures:
             ids = [i for i, _ in failures]
             # A failed env restarts: next step (autoreset) or by the user's reset_mask (DISABLED).
             self._done[ids] = True
             raise EngineError(failures)
 
-    def _info_dict(self, kinds, mat) -> dict[str, Any]:
+    def _info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
         info: dict[str, Any] = {}
         step_rows = kinds == _INFO_STEP
         reset_rows = kinds == _INFO_RESET
@@ -147,7 +172,7 @@ class VectorEnv(gym.vector.VectorEnv):
             info["_" + key] = mask
         extra = getattr(self._family, "extra_info", None)
         if extra is not None:
-            extra(info, kinds)
+            extra(info, kinds, ids)
         return info
 
     def _out(self, a):
@@ -158,79 +183,260 @@ class VectorEnv(gym.vector.VectorEnv):
         """Reset every env (or those in ``options["reset_mask"]``) and return the full batch.
 
         ``seed``: an int s seeds env i with s + i, a list gives one seed (or None) per env, None
-        continues each env's stream. The reset runs in the native loop like a step.
+        continues each env's stream. The reset runs in the native loop like a step. In async
+        mode, results still in flight are waited for and discarded first.
         """
-        self._check_open()
-        n = self.num_envs
-        mask = np.ones(n, np.bool_)
-        if options is not None:
-            if not isinstance(options, dict):
-                raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-            unknown = set(options) - {"reset_mask"}
-            if unknown:
-                raise ValueError(f"unknown reset option(s) {sorted(unknown)}; cypool takes "
-                                 "only 'reset_mask'")
-            if "reset_mask" in options:
-                rm = options["reset_mask"]
-                if not isinstance(rm, np.ndarray):
-                    raise TypeError(f"options['reset_mask'] must be a numpy array, got "
-                                    f"{type(rm).__name__}")
-                if rm.shape != (n,):
-                    raise ValueError(f"options['reset_mask'] must have shape ({n},), got {rm.shape}")
-                if rm.dtype != np.bool_:
-                    raise TypeError(f"options['reset_mask'] must have dtype bool, got {rm.dtype}")
-                if not rm.any():
-                    raise ValueError("options['reset_mask'] must contain at least one True value")
-                if not self._has_reset and not rm.all():
-                    raise ValueError("the first reset must reset every env (no partial reset_mask)")
-                mask = rm.copy()
-        self._seed_envs(seed, mask)
-        self._ops[:] = np.where(mask, _OP_RESET, _OP_NONE)
-        self._has_reset = True
-        self._run()
-        self._done[mask] = False
-        e = self._engine
-        return self._out(e.obs), self._info_dict(e.info_kind_arr, e.info)
+        with self._lock:
+            self._check_open()
+            mask = self._reset_mask(options)
+            self._seed_envs(seed, mask)
+            self._drain()
+            self._ops[:] = np.where(mask, _OP_RESET, _OP_NONE)
+            self._has_reset = True
+            self._run()
+            self._done[mask] = False
+            e = self._engine
+            return self._out(e.obs), self._info_dict(e.info_kind_arr, e.info)
 
-    def step(self, actions):
-        """Step every env with its row of ``actions``; see the autoreset mode for done envs."""
+    def step(self, actions, env_ids=None):
+        """Step the envs with their rows of ``actions`` (every env, or ``env_ids``).
+
+        Sync mode returns the rows of the envs stepped; async mode is ``send`` then ``recv``
+        and returns the first ``batch_size`` envs to finish (``info["env_id"]``). Done envs
+        follow the autoreset mode.
+        """
+        if self.is_async or env_ids is not None:
+            if self.is_async and env_ids is None:
+                env_ids = self._default_ids(actions)
+            self.send(actions, env_ids)
+            return self.recv()
+        with self._lock:
+            self._check_ready_to_step()
+            if self._in_flight.any():
+                raise ValueError("cypool: step() while results of send() are waiting; call "
+                                 "recv() first")
+            self._check_disabled(None)
+            self._family.load_actions(actions, None)
+            self._set_ops(None)
+            self._run()
+            return self._gather(None)
+
+    # ------------------------------------------------------------------ send / recv
+    def async_reset(self, *, seed=None):
+        """Queue a reset of every env; collect the observations with ``recv()``."""
+        with self._lock:
+            self._check_open()
+            if self._in_flight.any():
+                raise ValueError("cypool: async_reset() while envs are in flight; recv() "
+                                 "them first")
+            self._seed_envs(seed, np.ones(self.num_envs, np.bool_))
+            self._has_reset = True
+            self._ops[:] = _OP_RESET
+            self._dispatch(np.arange(self.num_envs, dtype=np.int64))
+
+    def send(self, actions, env_ids=None):
+        """Hand ``actions`` (one row per id in ``env_ids``, default every env) to the workers
+        and return at once (async mode), or step them now (sync mode). Every id must be
+        idle: sent envs are in flight until ``recv()`` returns them."""
+        with self._lock:
+            self._check_ready_to_step()
+            ids = self._parse_ids(env_ids)
+            busy = ids[self._in_flight[ids]]
+            if busy.size:
+                raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight (sent, not yet "
+                                 "received); recv() them before sending again")
+            self._check_disabled(ids)
+            self._family.load_actions(actions, None if ids.size == self.num_envs
+                                      and env_ids is None else ids)
+            self._set_ops(ids)
+            self._dispatch(ids)
+
+    def recv(self, timeout: float | None = None):
+        """Return (obs, reward, terminated, truncated, info) of the first ``batch_size`` envs
+        to finish (sync mode: the envs of the last ``send``); ``info["env_id"]`` names them.
+
+        Raises instead of waiting when fewer envs are in flight than a batch needs, and
+        TimeoutError after ``timeout`` seconds. Ctrl-C interrupts the wait promptly.
+        """
+        with self._lock:
+            self._check_open()
+            if not self.is_async:
+                if self._ready_sync is None:
+                    raise ValueError("cypool: recv() with nothing sent; call send() first")
+                ids, self._ready_sync = self._ready_sync, None
+                self._in_flight[ids] = False
+                return self._finish(ids)
+            in_flight = int(self._in_flight.sum())
+            if in_flight < self.batch_size:
+                raise ValueError(f"cypool: recv() needs batch_size={self.batch_size} envs in "
+                                 f"flight but {in_flight} are; send() more first")
+            engine = self._engine
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while engine.wait_ready(self.batch_size, 50) < self.batch_size:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"cypool: recv() timed out after {timeout} s")
+            # back in Python every 50 ms: a pending KeyboardInterrupt is raised here
+        with self._lock:
+            self._check_open()
+            ids = engine.take_ready(self.batch_size)
+            self._in_flight[ids] = False
+            self._last_ids = ids
+            return self._finish(ids)
+
+    # ------------------------------------------------------------------ internals
+    def _check_ready_to_step(self):
         self._check_open()
         if not self._has_reset:
-            raise RuntimeError("cypool: call reset() before step()")
-        mode = self.autoreset_mode
-        if mode == AutoresetMode.DISABLED and self._done.any():
+            raise RuntimeError("cypool: call reset() (or async_reset()) before stepping")
+
+    def _reset_mask(self, options):
+        n = self.num_envs
+        mask = np.ones(n, np.bool_)
+        if options is None:
+            return mask
+        if not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        unknown = set(options) - {"reset_mask"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; cypool takes only "
+                             "'reset_mask'")
+        if "reset_mask" in options:
+            rm = options["reset_mask"]
+            if not isinstance(rm, np.ndarray):
+                raise TypeError(f"options['reset_mask'] must be a numpy array, got "
+                                f"{type(rm).__name__}")
+            if rm.shape != (n,):
+                raise ValueError(f"options['reset_mask'] must have shape ({n},), got {rm.shape}")
+            if rm.dtype != np.bool_:
+                raise TypeError(f"options['reset_mask'] must have dtype bool, got {rm.dtype}")
+            if not rm.any():
+                raise ValueError("options['reset_mask'] must contain at least one True value")
+            if not self._has_reset and not rm.all():
+                raise ValueError("the first reset must reset every env (no partial reset_mask)")
+            mask = rm.copy()
+        return mask
+
+    def _parse_ids(self, env_ids):
+        n = self.num_envs
+        if env_ids is None:
+            return np.arange(n, dtype=np.int64)
+        ids = np.asarray(env_ids)
+        if ids.ndim != 1 or ids.size == 0:
+            raise ValueError(f"env_ids must be a non-empty 1-D sequence, got shape {ids.shape}")
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"env_ids must be integers, got {ids.dtype}")
+        if ids.min() < 0 or ids.max() >= n:
+            raise ValueError(f"env_ids must be in [0, {n}), got {ids.tolist()}")
+        if np.unique(ids).size != ids.size:
+            raise ValueError(f"env_ids must not repeat, got {ids.tolist()}")
+        return ids.astype(np.int64)
+
+    def _default_ids(self, actions):
+        rows = len(np.asarray(actions))
+        if rows == self.num_envs and not self._in_flight.any():
+            return None
+        if self._last_ids is not None and rows == len(self._last_ids):
+            return self._last_ids
+        raise ValueError("cypool: in async mode step(actions) needs env_ids (or actions for "
+                         "the envs of the last recv(), or for every env when none is in flight)")
+
+    def _check_disabled(self, ids):
+        if self.autoreset_mode != AutoresetMode.DISABLED:
+            return
+        done = self._done if ids is None else self._done[ids]
+        if done.any():
+            bad = np.flatnonzero(self._done) if ids is None else ids[done]
             raise ValueError(
-                f"cypool: env(s) {np.flatnonzero(self._done).tolist()} ended and autoreset is "
-                "DISABLED; reset them with reset(options={'reset_mask': mask}) first")
-        self._family.load_actions(actions)
+                f"cypool: env(s) {bad.tolist()} ended and autoreset is DISABLED; reset them "
+                "with reset(options={'reset_mask': mask}) first")
+
+    def _set_ops(self, ids):
+        mode = self.autoreset_mode
+        if ids is None:
+            if mode == AutoresetMode.NEXT_STEP:
+                self._ops[:] = np.where(self._done, _OP_RESET, _OP_STEP)
+            else:
+                self._ops[:] = _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP
+            return
+        if not self.is_async:
+            self._ops[:] = _OP_NONE
         if mode == AutoresetMode.NEXT_STEP:
-            self._ops[:] = np.where(self._done, _OP_RESET, _OP_STEP)
-        elif mode == AutoresetMode.SAME_STEP:
-            self._ops[:] = _OP_STEP_RESET
+            self._ops[ids] = np.where(self._done[ids], _OP_RESET, _OP_STEP)
         else:
-            self._ops[:] = _OP_STEP
-        self._run()
+            self._ops[ids] = _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP
+
+    def _dispatch(self, ids):
+        self._in_flight[ids] = True
+        if self.is_async:
+            self._engine.submit(ids)
+        else:
+            if ids.size != self.num_envs:
+                mask = np.zeros(self.num_envs, np.bool_)
+                mask[ids] = True
+                self._ops[~mask] = _OP_NONE
+            self._engine.run()       # failures are reported by recv() with the results
+            self._ready_sync = ids
+
+    def _drain(self):
+        """Wait for every env in flight and drop the results (reset() in async mode)."""
+        if self.is_async and self._in_flight.any():
+            k = int(self._in_flight.sum())
+            while self._engine.wait_ready(k, 50) < k:
+                pass
+            self._engine.take_ready(k)
+        self._in_flight[:] = False
+        self._ready_sync = None
+
+    def _finish(self, ids):
+        failures = self._engine.failures(ids)
+        if failures:
+            self._done[[i for i, _ in failures]] = True
+            raise EngineError(failures)
+        out = self._gather(ids)
+        out[4]["env_id"] = ids.astype(np.int32)
+        out[4]["_env_id"] = np.ones(ids.size, np.bool_)
+        return out
+
+    def _gather(self, ids):
+        """The step results of envs `ids` (None: every env, as the pool's own buffers)."""
         e = self._engine
-        self._done = e.terminated | e.truncated
-        info = self._info_dict(e.info_kind_arr, e.info)
-        if mode == AutoresetMode.SAME_STEP:
-            fm = e.final_mask_arr
-            if fm.any():
-                self._done[:] = False
-                final_obs = np.empty(self.num_envs, dtype=object)
-                for i in np.flatnonzero(fm):
-                    final_obs[i] = e.final_obs[i].copy()
-                kinds = np.where(fm, _INFO_STEP, 0).astype(np.uint8)
-                info = {"final_obs": final_obs, "_final_obs": fm.copy(),
-                        "final_info": self._info_dict(kinds, e.final_info),
-                        "_final_info": fm.copy(), **info}
-        return (self._out(e.obs), self._out(e.reward), self._out(e.terminated),
-                self._out(e.truncated), info)
+        mode = self.autoreset_mode
+        if ids is None:
+            obs, rew, term, trunc = (self._out(e.obs), self._out(e.reward),
+                                     self._out(e.terminated), self._out(e.truncated))
+            kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
+            self._done = e.terminated | e.truncated
+        else:
+            obs, rew, term, trunc = e.obs[ids], e.reward[ids], e.terminated[ids], e.truncated[ids]
+            kinds, mat, fm = e.info_kind_arr[ids], e.info[ids], e.final_mask_arr[ids]
+            self._done[ids] = term | trunc
+        info = self._info_dict(kinds, mat, ids)
+        if mode == AutoresetMode.SAME_STEP and fm.any():
+            rows = np.flatnonzero(fm)
+            env_rows = rows if ids is None else ids[rows]
+            self._done[env_rows] = False
+            final_obs = np.empty(len(fm), dtype=object)
+            for r, i in zip(rows, env_rows):
+                final_obs[r] = e.final_obs[i].copy()
+            fkinds = np.where(fm, _INFO_STEP, 0).astype(np.uint8)
+            fmat = e.final_info if ids is None else e.final_info[ids]
+            info = {"final_obs": final_obs, "_final_obs": fm.copy(),
+                    "final_info": self._info_dict(fkinds, fmat, ids),
+                    "_final_info": fm.copy(), **info}
+        return obs, rew, term, trunc, info
 
     def close_extras(self, **kwargs):
-        self._closed = True
-        self._engine = None
-        self._family = None
+        with self._lock:
+            if self._engine is not None:
+                self._engine.stop_async()
+            self._closed = True
+            self._engine = None
+            self._family = None
+
+    def __del__(self):
+        # an env dropped without close() still stops its worker threads
+        if not getattr(self, "_closed", True):
+            self.close()
 
     def __repr__(self):
         state = "closed" if self._closed else f"num_envs={self.num_envs}"

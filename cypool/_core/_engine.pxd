@@ -34,6 +34,19 @@ ctypedef struct Slot:
     char errmsg[ERRMSG_LEN]  # message when status != ST_OK
 
 
+cdef extern from "_async.h" nogil:
+    ctypedef struct cp_async:
+        pass
+    int cp_async_init(cp_async* q, int64_t cap)
+    void cp_async_destroy(cp_async* q)
+    void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n)
+    int cp_async_pop_work(cp_async* q, int64_t* id)
+    void cp_async_push_done(cp_async* q, int64_t id)
+    int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms)
+    int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n)
+    void cp_async_stop(cp_async* q)
+
+
 cdef class Engine:
     cdef readonly Py_ssize_t num_envs
     cdef readonly int num_threads
@@ -56,8 +69,12 @@ cdef class Engine:
     cdef Py_ssize_t info_w       # doubles per info row
     cdef readonly object ops_arr, obs, reward, terminated, truncated, info, info_kind_arr
     cdef readonly object final_obs, final_info, final_mask_arr
+    # async stepping: queues and the thread that hosts the worker team
+    cdef cp_async* aq
+    cdef object _worker
 
     cdef int env_reset(self, Py_ssize_t i) noexcept nogil
     cdef int env_step(self, Py_ssize_t i) noexcept nogil
     cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil
     cdef void run_all(self) noexcept nogil
+    cdef void worker_loop(self) noexcept nogil

@@ -8,12 +8,21 @@ GIL held; `run()` releases the GIL and runs `run_one(i, ops[i])` for every env o
 threads; the family's `env_step`/`env_reset` write the observation, reward, terminated and info
 rows; `run_one` does the bookkeeping every family shares (elapsed steps, truncation, episode
 statistics, same-step autoreset); statuses are scanned once the GIL is back.
+
+Async (send/recv): the same run_one, fed by a queue. The worker team is one OpenMP parallel
+region, entered with the GIL released by a Python thread that does nothing else and lives as
+long as the async engine. OpenMP rather than hand-made native threads because run_one is a
+Cython method: inside a parallel block each thread calls it directly, the same way prange
+does, with no C trampoline or reference counting, and thread affinity and OMP_* settings
+apply to both paths alike.
 """
-from cython.parallel cimport prange
+from cython.parallel cimport prange, parallel
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 cimport numpy as cnp
+
+import threading
 
 import numpy as np
 
@@ -31,8 +40,12 @@ cdef class Engine:
     def __cinit__(self, *args, **kwargs):
         self.slots = NULL
         self.rng = NULL
+        self.aq = NULL
 
     def __dealloc__(self):
+        if self.aq != NULL:   # the worker thread holds a reference, so it has exited
+            cp_async_destroy(self.aq)
+            free(self.aq)
         free(self.slots)
         free(self.rng)
 
@@ -141,19 +154,78 @@ cdef class Engine:
             for i in prange(n, schedule="dynamic", chunksize=1, num_threads=nt):
                 self.run_one(i, ops[i])
 
+    # ------------------------------------------------------------------ async
+    def start_async(self):
+        """Start the worker team (idempotent)."""
+        if self.aq != NULL:
+            return
+        self.aq = <cp_async*> malloc(sizeof(cp_async))
+        if self.aq == NULL or cp_async_init(self.aq, self.num_envs) != 0:
+            free(self.aq)
+            self.aq = NULL
+            raise MemoryError("cypool: cannot allocate the async queues")
+        self._worker = threading.Thread(target=self._worker_main, name="cypool-workers",
+                                        daemon=True)
+        self._worker.start()
+
+    def _worker_main(self):
+        cdef int nt = self.num_threads
+        with nogil, parallel(num_threads=nt):
+            self.worker_loop()
+
+    cdef void worker_loop(self) noexcept nogil:
+        cdef int64_t i
+        while cp_async_pop_work(self.aq, &i) == 0:
+            self.run_one(i, self.ops[i])
+            cp_async_push_done(self.aq, i)
+
+    def submit(self, const int64_t[::1] ids):
+        """Queue these envs (their ops_arr entries are set) for the workers."""
+        with nogil:
+            cp_async_push_work(self.aq, &ids[0], ids.shape[0])
+
+    def wait_ready(self, int64_t want, int timeout_ms):
+        """Wait up to timeout_ms (GIL released) for `want` finished envs; return how many."""
+        cdef int64_t n
+        with nogil:
+            n = cp_async_wait_done(self.aq, want, timeout_ms)
+        return n
+
+    def take_ready(self, int64_t n):
+        """The n envs that finished first, in completion order."""
+        out = np.empty(n, np.int64)
+        cdef int64_t[::1] o = out
+        cdef int64_t got = cp_async_take_done(self.aq, &o[0], n) if n > 0 else 0
+        return out[:got]
+
+    def stop_async(self):
+        """Stop the workers (each finishes the env it is stepping) and join their thread."""
+        if self.aq == NULL:
+            return
+        cp_async_stop(self.aq)
+        if self._worker is not None:
+            self._worker.join()
+            self._worker = None
+        cp_async_destroy(self.aq)
+        free(self.aq)
+        self.aq = NULL
+
+    # ------------------------------------------------------------------ sync
     def run(self):
-        """Apply ops_arr[i] to every env i with the GIL released; return the ids of envs whose
-        engine failed, with their messages."""
+        """Apply ops_arr[i] to every env i with the GIL released."""
         with nogil:
             self.run_all()
-        return self.failures()
 
-    def failures(self):
+    def failures(self, ids=None):
+        """(env id, message) of the envs among `ids` (None: those with an op in ops_arr) whose
+        last op failed."""
         cdef Py_ssize_t i
+        if ids is None:
+            ids = np.flatnonzero(self.ops_arr)
         out = []
-        for i in range(self.num_envs):
+        for i in ids:
             if self.slots[i].status != ST_OK:
-                out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+                out.append((int(i), self.slots[i].errmsg.decode("utf-8", "replace")))
         return out
 
     def elapsed(self):

@@ -10,7 +10,7 @@ task's kernels an MjEnv of pointers into env i's rows.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy
+from libc.stdint cimport uint8_t
 cimport numpy as cnp
 
 import numpy as np
@@ -50,8 +50,8 @@ cdef class MjPool(Engine):
     cdef Py_ssize_t prm_w
     cdef double* act
     cdef Py_ssize_t nu
-    cdef int act_f32
-    cdef readonly object params, actions, warnings
+    cdef uint8_t* f32_p
+    cdef readonly object params, actions, warnings, act_f32
     cdef int* warn_before
     cdef long long* warn_p
 
@@ -85,6 +85,8 @@ cdef class MjPool(Engine):
         self.nu = self.m.nu
         self.actions = np.zeros((num_envs, max(self.nu, 1)), np.float64)
         self.act = <double*> cnp.PyArray_DATA(self.actions)
+        self.act_f32 = np.zeros(num_envs, np.uint8)
+        self.f32_p = <uint8_t*> cnp.PyArray_DATA(self.act_f32)
         self.warnings = np.zeros(num_envs, np.int64)
         self.warn_p = <long long*> cnp.PyArray_DATA(self.warnings)
 
@@ -108,10 +110,15 @@ cdef class MjPool(Engine):
         self.prm = <double*> cnp.PyArray_DATA(arr)
         self.prm_w = arr.shape[1]
 
-    def set_actions(self, cnp.ndarray actions, bint f32):
-        """Copy a validated (num_envs, nu) action batch (float32 or float64) into C."""
-        self.actions[...] = actions
-        self.act_f32 = f32
+    def set_actions(self, cnp.ndarray actions, ids, bint f32):
+        """Copy validated action rows (float32 or float64) for envs `ids` (None: all) into C;
+        the rows' dtype is remembered per env for numpy-exact costs."""
+        if ids is None:
+            self.actions[...] = actions
+            self.act_f32[:] = f32
+        else:
+            self.actions[ids] = actions
+            self.act_f32[ids] = f32
 
     cdef inline void _env(self, Py_ssize_t i, MjEnv* e) noexcept nogil:
         e.guard = &GUARD
@@ -120,7 +127,7 @@ cdef class MjPool(Engine):
         e.rng = self.rng[i]
         e.prm = self.prm + i * self.prm_w
         e.act = self.act + i * self.nu
-        e.act_f32 = self.act_f32
+        e.act_f32 = self.f32_p[i]
         e.obs = <double*> (self.obs_p + i * self.obs_row)
         e.info = self.info_p + i * self.info_w
         e.rew = self.rew + i

@@ -117,9 +117,10 @@ class MujocoFamily:
         self.extra_info = self._warning_info
         self.action_dtype = np.float64
 
-    def load_actions(self, actions):
+    def load_actions(self, actions, env_ids=None):
+        """Validate an action batch (rows for env_ids, or for every env) and copy it into C."""
         a = np.asarray(actions)
-        n = self.engine.num_envs
+        n = self.engine.num_envs if env_ids is None else len(env_ids)
         if a.shape != (n, self.nu):
             raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
         if a.dtype == np.float32:
@@ -131,11 +132,11 @@ class MujocoFamily:
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
             raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
-        self.engine.set_actions(a, f32)
+        self.engine.set_actions(a, env_ids, f32)
         self.action_dtype = np.float32 if f32 else np.float64
 
-    def _warning_info(self, info, kinds):
-        w = self.engine.warnings
+    def _warning_info(self, info, kinds, ids):
+        w = self.engine.warnings if ids is None else self.engine.warnings[ids]
         hit = (kinds == 1) & (w > 0)
         if hit.any():
             info["mujoco_warnings"] = np.where(hit, w, 0)

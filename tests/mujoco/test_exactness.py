@@ -89,6 +89,7 @@ def compare_info(got, want):
             assert np.array_equal(got[key], val), key
             continue
         mask = want["_" + key]
+        assert np.asarray(got[key]).dtype == np.asarray(val).dtype, key
         assert np.array_equal(np.asarray(got[key])[mask], np.asarray(val)[mask]), key
 
 

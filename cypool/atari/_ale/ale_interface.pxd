@@ -7,8 +7,9 @@
 # cp_ale_* functions of cypool/atari/_ale_shim.hpp instead, which catch everything.
 #
 # Caution: ALEInterface.loadROM calls std::exit, killing the interpreter, when the
-# file is missing or not a supported game.  Load ROMs through cp_ale_load_rom,
-# which checks the file first.
+# file is missing or not a supported game, and the game methods (act, reset_game,
+# lives, getScreen, ...) dereference a null pointer before a ROM is loaded.  Load
+# ROMs through cp_ale_load_rom, which checks the file first.
 
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
@@ -86,6 +87,7 @@ cdef extern from "ale/ale_interface.hpp" namespace "ale" nogil:
 
         const ALEScreen& getScreen() except +
         const ALERAM& getRAM() except +
+
 
 # What ALE prints to stderr; process-wide (ale::Logger::setMode).
 cdef extern from "ale/common/Log.hpp" nogil:

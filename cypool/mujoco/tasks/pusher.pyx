@@ -26,7 +26,7 @@ DEFAULTS = dict(
 # for a float32 action; the value is exact in float64.
 INFO = [
     ("reward_dist", 1, np.float64, True, False),
-    ("reward_ctrl", 1, np.float64, True, False),
+    ("reward_ctrl", 1, "action", True, False),
     ("reward_near", 1, np.float64, True, False),
 ]
 

@@ -1,0 +1,116 @@
+/* Work and result queues for async stepping (send/recv).
+ *
+ * send() pushes env ids onto the work ring; the engine's worker threads pop one id at a time,
+ * step that env, and push its id onto the done ring; recv() waits (in slices, so the caller
+ * can check for Ctrl-C) until enough ids are done and takes them in completion order. Each env
+ * is in at most one ring at a time (the façade's state machine), so rings of num_envs slots
+ * never overflow.
+ */
+#ifndef CYPOOL_ASYNC_H
+#define CYPOOL_ASYNC_H
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv; /* workers wait here for ids */
+  pthread_cond_t done_cv; /* recv waits here for results */
+  int64_t* work;
+  int64_t* done;
+  int64_t cap, work_head, work_len, done_head, done_len;
+  int stop;
+} cp_async;
+
+static inline int cp_async_init(cp_async* q, int64_t cap) {
+  q->work = (int64_t*)malloc(sizeof(int64_t) * cap);
+  q->done = (int64_t*)malloc(sizeof(int64_t) * cap);
+  if (!q->work || !q->done) {
+    free(q->work);
+    free(q->done);
+    return -1;
+  }
+  q->cap = cap;
+  q->work_head = q->work_len = q->done_head = q->done_len = 0;
+  q->stop = 0;
+  pthread_mutex_init(&q->mu, NULL);
+  pthread_cond_init(&q->work_cv, NULL);
+  pthread_cond_init(&q->done_cv, NULL);
+  return 0;
+}
+
+static inline void cp_async_destroy(cp_async* q) {
+  pthread_mutex_destroy(&q->mu);
+  pthread_cond_destroy(&q->work_cv);
+  pthread_cond_destroy(&q->done_cv);
+  free(q->work);
+  free(q->done);
+}
+
+static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n) {
+  pthread_mutex_lock(&q->mu);
+  for (int64_t k = 0; k < n; k++) q->work[(q->work_head + q->work_len++) % q->cap] = ids[k];
+  pthread_cond_broadcast(&q->work_cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* Block until an id is queued (0) or the queue is stopped (-1). */
+static inline int cp_async_pop_work(cp_async* q, int64_t* id) {
+  pthread_mutex_lock(&q->mu);
+  while (q->work_len == 0 && !q->stop) pthread_cond_wait(&q->work_cv, &q->mu);
+  if (q->stop) {
+    pthread_mutex_unlock(&q->mu);
+    return -1;
+  }
+  *id = q->work[q->work_head];
+  q->work_head = (q->work_head + 1) % q->cap;
+  q->work_len--;
+  pthread_mutex_unlock(&q->mu);
+  return 0;
+}
+
+static inline void cp_async_push_done(cp_async* q, int64_t id) {
+  pthread_mutex_lock(&q->mu);
+  q->done[(q->done_head + q->done_len++) % q->cap] = id;
+  pthread_cond_broadcast(&q->done_cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* Wait at most timeout_ms for `want` results; return how many are ready. */
+static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += (long)timeout_ms * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&q->mu);
+  while (q->done_len < want && !q->stop) {
+    if (pthread_cond_timedwait(&q->done_cv, &q->mu, &until) == ETIMEDOUT) break;
+  }
+  int64_t n = q->done_len;
+  pthread_mutex_unlock(&q->mu);
+  return n;
+}
+
+/* Take the n oldest results (n <= ready). */
+static inline int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n) {
+  pthread_mutex_lock(&q->mu);
+  if (n > q->done_len) n = q->done_len;
+  for (int64_t k = 0; k < n; k++) out[k] = q->done[(q->done_head + k) % q->cap];
+  q->done_head = (q->done_head + n) % q->cap;
+  q->done_len -= n;
+  pthread_mutex_unlock(&q->mu);
+  return n;
+}
+
+/* Wake every worker and waiter; workers exit after the env they are stepping. */
+static inline void cp_async_stop(cp_async* q) {
+  pthread_mutex_lock(&q->mu);
+  q->stop = 1;
+  pthread_cond_broadcast(&q->work_cv);
+  pthread_cond_broadcast(&q->done_cv);
+  pthread_mutex_unlock(&q->mu);
+}
+#endif

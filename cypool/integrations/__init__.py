@@ -1,0 +1,13 @@
+"""Adapters from cypool's gymnasium ``VectorEnv`` to other RL libraries' interfaces.
+
+Each adapter lives in its own submodule and imports its library only when that submodule is
+imported, so ``import cypool`` never needs them:
+
+- :mod:`cypool.integrations.sb3`: :func:`~cypool.integrations.sb3.to_sb3`, a Stable-Baselines3
+  ``VecEnv`` (``pip install "cypool[sb3]"``).
+
+gymnasium's own vector wrappers (``gymnasium.wrappers.vector``) need no adapter: a cypool env is
+a real ``gymnasium.vector.VectorEnv``.
+"""
+
+__all__ = ["sb3"]
