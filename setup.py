@@ -4,6 +4,8 @@ Environment switches:
   CYPOOL_NO_OPENMP=1     build without OpenMP (serial stepping) instead of failing
   CYPOOL_CYTHON_DEBUG=1  turn bounds and initialisation checks back on
   MUJOCO_PATH=DIR        take MuJoCo headers and library from DIR instead of the mujoco wheel
+  CYPOOL_ALE_SOURCE=...  the ale-py 0.12.1 sdist (tarball or tree) to build ALE from; see
+                         buildtools/ale_build.py for the cache (CYPOOL_CACHE_DIR) and download
 """
 import os
 import subprocess
@@ -17,6 +19,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 ROOT = Path(__file__).parent.resolve()
+sys.path.insert(0, str(ROOT))  # build backends do not put the project on sys.path
+from buildtools.ale_build import ensure_ale  # noqa: E402
 MUJOCO_VERSION = "4.0.0"
 
 
@@ -92,6 +96,22 @@ def mujoco_ext(name, sources):
     )
 
 
+def atari_ext(name, sources):
+    # ALE is C++17 and GPL-2.0: it is linked into this one extension only.
+    ale = ensure_ale()
+    return Extension(
+        name, sources, language="c++",
+        include_dirs=NP_INC + [str(ROOT / "cypool" / "atari"), str(ROOT / "cypool" / "_core")]
+        + ale["include_dirs"],
+        library_dirs=NP_RANDOM_LIB + ale["library_dirs"],
+        libraries=["npyrandom", "npymath"] + ale["libraries"],
+        extra_objects=ale["extra_objects"],
+        define_macros=MACROS,
+        extra_compile_args=C_FLAGS + ["-std=c++17"],
+        extra_link_args=OMP_L,
+    )
+
+
 MUJOCO_TASKS = ["ant", "half_cheetah", "hopper", "walker2d", "humanoid", "humanoidstandup",
                 "inverted_pendulum", "inverted_double_pendulum", "reacher", "swimmer", "pusher"]
 
@@ -100,6 +120,8 @@ extensions = [
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
     mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c"]),
 ]
+extensions.append(atari_ext("cypool.atari._pool",
+                            ["cypool/atari/_pool.pyx", "cypool/atari/_ale_shim.cpp"]))
 for task in MUJOCO_TASKS:
     extensions.append(mujoco_ext(f"cypool.mujoco.tasks.{task}", [f"cypool/mujoco/tasks/{task}.pyx"]))
 

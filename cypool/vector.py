@@ -126,11 +126,17 @@ class VectorEnv(gym.vector.VectorEnv):
         else:
             raise TypeError(f"seed must be an int, a list of num_envs ints or None, "
                             f"got {type(seed).__name__}")
+        # a family may seed its envs its own way (family.seed_env(i, seed or None))
+        seeder = getattr(self._family, "seed_env", None)
         for i in range(n):
             if not mask[i]:
                 continue
             if seeds[i] is not None or not self._seeded[i]:
-                self._engine.set_generator(i, np.random.PCG64(np.random.SeedSequence(seeds[i])))
+                if seeder is not None:
+                    seeder(i, seeds[i])
+                else:
+                    self._engine.set_generator(
+                        i, np.random.PCG64(np.random.SeedSequence(seeds[i])))
                 self._seeded[i] = True
 
     def _run(self):
