@@ -449,8 +449,13 @@ class VectorEnv(gym.vector.VectorEnv):
         return f"cypool.VectorEnv({self.env_id}, {state}, num_threads={self.num_threads})"
 
     # ------------------------------------------------------------------ extras
-    def episode_statistics(self):
-        """Per-env episode statistics kept by the native loop: dict of arrays."""
+    def episode_statistics(self, copy: bool = True):
+        """Per-env episode statistics kept by the native loop: the running return and length,
+        the last finished episode's return and length, finished episodes and env steps.
+        ``copy=False`` gives views of the pool's arrays (no copy, updated in place)."""
         self._check_open()
-        r, l, lr, ll, n = self._engine.episode_stats()
-        return {"return": r, "length": l, "last_return": lr, "last_length": ll, "episodes": n}
+        e = self._engine
+        out = {"return": e.episode_return, "length": e.episode_length,
+               "last_return": e.last_return, "last_length": e.last_length,
+               "episodes": e.episodes, "env_steps": e.env_steps}
+        return {k: v.copy() for k, v in out.items()} if copy else out

@@ -31,7 +31,7 @@ def sync_trajectories(task, n, steps, acts, mode, **kw):
 @pytest.mark.parametrize("batch_size, threads", [(3, 2), (1, 1), (5, 2)])
 def test_async_trajectories_equal_sync(mode, batch_size, threads):
     n, steps, task = 8, 30, "Hopper-v5"
-    acts = per_env_actions(n, steps + 5, 3)
+    acts = per_env_actions(n, steps * 10, 3)
     want = sync_trajectories(task, n, steps, acts, mode, num_threads=2)
     env = cypool.make_vec(task, n, batch_size=batch_size, num_threads=threads,
                           max_episode_steps=20, autoreset_mode=mode)
@@ -151,8 +151,8 @@ def test_close_with_work_pending_stops_threads():
 
 
 def test_keyboard_interrupt_during_recv_is_prompt():
-    # 1000 substeps per step on one thread: a batch takes seconds to finish.
-    env = cypool.make_vec("Humanoid-v5", 4, batch_size=4 - 1, num_threads=1, frame_skip=1000)
+    # 5000 substeps per step on one thread: a batch takes about a second to finish.
+    env = cypool.make_vec("Humanoid-v5", 4, batch_size=4 - 1, num_threads=1, frame_skip=5000)
     env.async_reset(seed=0)
     env.recv()
     env.send(np.zeros((3, 17)), env._last_ids)

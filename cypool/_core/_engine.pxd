@@ -25,11 +25,6 @@ cdef enum:
 
 ctypedef struct Slot:
     int64_t elapsed        # steps since the last reset (truncation counter)
-    double ep_return       # running return and length of the current episode
-    int64_t ep_length
-    double last_return     # return and length of the last finished episode
-    int64_t last_length
-    int64_t episodes       # finished episodes since construction
     int32_t status         # ST_* of the last op
     char errmsg[ERRMSG_LEN]  # message when status != ST_OK
 
@@ -69,6 +64,15 @@ cdef class Engine:
     cdef Py_ssize_t info_w       # doubles per info row
     cdef readonly object ops_arr, obs, reward, terminated, truncated, info, info_kind_arr
     cdef readonly object final_obs, final_info, final_mask_arr
+    # episode statistics, written by the kernel, readable as arrays without a copy
+    cdef double* ep_ret
+    cdef int64_t* ep_len
+    cdef double* last_ret
+    cdef int64_t* last_len
+    cdef int64_t* n_episodes
+    cdef int64_t* n_steps
+    cdef readonly object episode_return, episode_length, last_return, last_length
+    cdef readonly object episodes, env_steps
     # async stepping: queues and the thread that hosts the worker team
     cdef cp_async* aq
     cdef object _worker

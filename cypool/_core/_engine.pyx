@@ -82,6 +82,18 @@ cdef class Engine:
         self.info_p = <double*> _data(self.info)
         self.finfo_p = <double*> _data(self.final_info)
         self.info_w = self.info.shape[1]
+        self.episode_return = np.zeros(n, np.float64)
+        self.episode_length = np.zeros(n, np.int64)
+        self.last_return = np.zeros(n, np.float64)
+        self.last_length = np.zeros(n, np.int64)
+        self.episodes = np.zeros(n, np.int64)
+        self.env_steps = np.zeros(n, np.int64)
+        self.ep_ret = <double*> _data(self.episode_return)
+        self.ep_len = <int64_t*> _data(self.episode_length)
+        self.last_ret = <double*> _data(self.last_return)
+        self.last_len = <int64_t*> _data(self.last_length)
+        self.n_episodes = <int64_t*> _data(self.episodes)
+        self.n_steps = <int64_t*> _data(self.env_steps)
 
     def set_generator(self, Py_ssize_t i, bit_generator):
         """Give env i its random stream (a numpy BitGenerator, e.g. PCG64); the engine keeps a
@@ -113,23 +125,24 @@ cdef class Engine:
             self.term[i] = 0
             self.trunc[i] = 0
             s.elapsed = 0
-            s.ep_return = 0.0
-            s.ep_length = 0
+            self.ep_ret[i] = 0.0
+            self.ep_len[i] = 0
             self.info_kind[i] = INFO_RESET
             s.status = st
             return
         self.trunc[i] = 0
         st = self.env_step(i)
         s.elapsed += 1
-        s.ep_return += self.rew[i]
-        s.ep_length += 1
+        self.ep_ret[i] += self.rew[i]
+        self.ep_len[i] += 1
+        self.n_steps[i] += 1
         self.info_kind[i] = INFO_STEP
         if self.max_episode_steps > 0 and s.elapsed >= self.max_episode_steps:
             self.trunc[i] = 1
         if st == ST_OK and (self.term[i] or self.trunc[i]):
-            s.episodes += 1
-            s.last_return = s.ep_return
-            s.last_length = s.ep_length
+            self.n_episodes[i] += 1
+            self.last_ret[i] = self.ep_ret[i]
+            self.last_len[i] = self.ep_len[i]
             if op == OP_STEP_RESET:
                 memcpy(self.fobs_p + i * self.obs_row, self.obs_p + i * self.obs_row,
                        self.obs_row)
@@ -138,8 +151,8 @@ cdef class Engine:
                 self.final_mask[i] = 1
                 st = self.env_reset(i)
                 s.elapsed = 0
-                s.ep_return = 0.0
-                s.ep_length = 0
+                self.ep_ret[i] = 0.0
+                self.ep_len[i] = 0
                 self.info_kind[i] = INFO_RESET
         s.status = st
 
@@ -231,13 +244,3 @@ cdef class Engine:
     def elapsed(self):
         cdef Py_ssize_t i
         return np.array([self.slots[i].elapsed for i in range(self.num_envs)], np.int64)
-
-    def episode_stats(self):
-        """(running return, running length, last return, last length, finished episodes) per env."""
-        cdef Py_ssize_t i
-        n = self.num_envs
-        return (np.array([self.slots[i].ep_return for i in range(n)]),
-                np.array([self.slots[i].ep_length for i in range(n)], np.int64),
-                np.array([self.slots[i].last_return for i in range(n)]),
-                np.array([self.slots[i].last_length for i in range(n)], np.int64),
-                np.array([self.slots[i].episodes for i in range(n)], np.int64))

@@ -138,7 +138,6 @@ class SB3VecEnv(VecEnv):
                 f"autoreset_mode='same_step' (this one has {mode!r})")
         self.env = env
         self._actions: np.ndarray | None = None
-        self._copy_obs = getattr(env.unwrapped, "copy", True) is False
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
 
     # ------------------------------------------------------------------ VecEnv API
@@ -233,14 +232,17 @@ class SB3VecEnv(VecEnv):
         """Return an attribute for each env in ``indices`` (all when None).
 
         Uses the vector env's ``get_attr`` when it has one (per-env values); otherwise the
-        vector env's own attribute, repeated for each index.
+        attribute of the (outermost, else unwrapped) vector env, repeated for each index.
         """
         idx = list(self._get_indices(indices))
         u = self.env.unwrapped
         if callable(getattr(u, "get_attr", None)):
             values = u.get_attr(attr_name)
             return [values[i] for i in idx]
-        value = getattr(self.env, attr_name)
+        try:
+            value = getattr(self.env, attr_name)
+        except AttributeError:       # gymnasium's vector wrappers do not forward attributes
+            value = getattr(u, attr_name)
         return [value for _ in idx]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
@@ -312,7 +314,9 @@ class SB3VecEnv(VecEnv):
     # ------------------------------------------------------------------ helpers
     def _keep(self, obs):
         # SB3 keeps the previous observation while it steps; a copy=False pool would overwrite it
-        return np.array(obs, copy=True) if self._copy_obs else obs
+        if getattr(self.env.unwrapped, "copy", True) is False:
+            return np.array(obs, copy=True)
+        return obs
 
 
 def to_sb3(env: gym.vector.VectorEnv | str, num_envs: int | None = None,

@@ -1,0 +1,189 @@
+"""cypool.integrations.sb3: a cypool env as a Stable-Baselines3 VecEnv.
+
+On an exact task the adapter must return what SB3's own DummyVecEnv returns over gymnasium's
+envs with the same seeds; and SB3's PPO must train from it."""
+import numpy as np
+import pytest
+import gymnasium as gym
+
+pytest.importorskip("stable_baselines3")
+torch = pytest.importorskip("torch")
+
+from stable_baselines3 import PPO  # noqa: E402
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+from stable_baselines3.common.monitor import Monitor  # noqa: E402
+from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor  # noqa: E402
+
+import cypool  # noqa: E402
+from cypool.integrations.sb3 import SB3VecEnv, split_info, to_sb3  # noqa: E402
+
+TASK, N, LIMIT = "Hopper-v5", 4, 20
+
+
+def dummy(task=TASK, n=N, limit=LIMIT):
+    return DummyVecEnv([lambda: gym.make(task, max_episode_steps=limit) for _ in range(n)])
+
+
+def assert_info_same(got, want):
+    """Per-env info dicts: same keys, types and values (numpy scalars, bools, arrays)."""
+    assert set(got) == set(want), (sorted(got), sorted(want))
+    for k, w in want.items():
+        g = got[k]
+        if isinstance(w, dict):
+            assert_info_same(g, w)
+        else:
+            assert type(g) is type(w), (k, type(g), type(w))
+            assert np.array_equal(g, w), (k, g, w)
+
+
+def compare_with_dummy(ref, env, steps, rng, make_action):
+    ref.seed(11), env.seed(11)
+    o_ref, o = ref.reset(), env.reset()
+    assert o.dtype == o_ref.dtype and np.array_equal(o, o_ref)
+    for a, b in zip(env.reset_infos, ref.reset_infos):
+        assert_info_same(a, b)
+    ends = {"terminal": 0, "truncated": 0}
+    for t in range(steps):
+        a = make_action(rng)
+        want, got = ref.step(a), env.step(a)
+        for x, y in zip(got[:3], want[:3]):
+            assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), t
+        assert len(got[3]) == N
+        for a_info, b_info in zip(got[3], want[3]):
+            assert_info_same(a_info, b_info)
+            if "terminal_observation" in b_info:
+                ends["truncated" if b_info["TimeLimit.truncated"] else "terminal"] += 1
+        for a_info, b_info in zip(env.reset_infos, ref.reset_infos):
+            assert_info_same(a_info, b_info)
+    return ends
+
+
+def test_adapter_equals_dummy_vec_env():
+    env = to_sb3(cypool.make_vec(TASK, N, autoreset_mode="same_step",
+                                 max_episode_steps=LIMIT))
+    assert isinstance(env, VecEnv) and env.num_envs == N
+    assert env.observation_space == gym.spaces.Box(-np.inf, np.inf, (11,), np.float64)
+    assert env.action_space.shape == (3,) and env.action_space.dtype == np.float32
+    ref = dummy()
+    rng = np.random.default_rng(0)
+    ends = compare_with_dummy(ref, env, 80, rng,
+                              lambda r: r.uniform(-1, 1, (N, 3)).astype(np.float32))
+    assert ends["terminal"] >= 3 and ends["truncated"] >= 3, ends
+    env.close(), ref.close()
+
+
+def test_adapter_copy_false_and_env_id():
+    """copy=False pools: SB3 keeps the previous obs while it steps, so the adapter copies."""
+    env = to_sb3(TASK, N, max_episode_steps=LIMIT, copy=False)
+    assert env.env.autoreset_mode is gym.vector.AutoresetMode.SAME_STEP
+    env.seed(2)
+    first = env.reset()
+    kept = first.copy()
+    obs, *_ = env.step(np.zeros((N, 3), np.float32))
+    assert np.array_equal(first, kept) and not np.shares_memory(first, obs)
+    env.close()
+
+
+def test_adapter_discrete_actions_on_a_gymnasium_vector_env():
+    """The Discrete path (Atari in cypool), run over gymnasium's own CartPole SyncVectorEnv."""
+    venv = gym.make_vec("CartPole-v1", N, vectorization_mode="sync",
+                        vector_kwargs={"autoreset_mode": gym.vector.AutoresetMode.SAME_STEP})
+    env = to_sb3(venv)
+    assert env.action_space == gym.spaces.Discrete(2)
+    ref = DummyVecEnv([lambda: gym.make("CartPole-v1") for _ in range(N)])
+    ends = compare_with_dummy(ref, env, 120, np.random.default_rng(1),
+                              lambda r: r.integers(0, 2, N))
+    assert ends["terminal"] >= 3
+    assert env.env_is_wrapped(gym.wrappers.TimeLimit) == [True] * N   # Sync has sub-envs
+    assert env.get_attr("render_mode") == [None] * N
+    env.close()
+
+
+def test_adapter_rejects_other_autoreset_modes_and_non_vector_envs():
+    env = cypool.make_vec(TASK, 2)
+    with pytest.raises(ValueError, match="same_step"):
+        to_sb3(env)
+    with pytest.raises(ValueError, match="same_step"):
+        to_sb3(TASK, 2, autoreset_mode="next_step")
+    with pytest.raises(TypeError, match="VectorEnv"):
+        SB3VecEnv(gym.make(TASK))
+    with pytest.raises(TypeError, match="env id"):
+        to_sb3(env, 2)
+    env.close()
+
+
+def test_adapter_attributes_and_gymnasium_wrappers_inside():
+    base = cypool.make_vec(TASK, N, autoreset_mode="same_step", max_episode_steps=LIMIT)
+    env = to_sb3(gym.wrappers.vector.RecordEpisodeStatistics(base))
+    assert env.env_is_wrapped(Monitor) == [False] * N       # native envs have no wrappers
+    if not hasattr(base, "get_attr"):
+        # no per-env Python objects: the vector env's attribute, once per env
+        assert env.get_attr("num_threads") == [base.num_threads] * N
+        env.set_attr("copy", False)
+        assert base.copy is False
+        env.set_attr("copy", True)
+        assert base.copy is True
+        with pytest.raises(NotImplementedError):
+            env.set_attr("copy", True, indices=[0])
+    if not hasattr(base, "call"):
+        with pytest.raises(NotImplementedError, match="call"):
+            env.env_method("anything")
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    returns, episodes = np.zeros(N), 0
+    for _ in range(60):
+        _, rew, dones, infos = env.step(rng.uniform(-1, 1, (N, 3)).astype(np.float32))
+        returns += rew
+        for i in np.flatnonzero(dones):
+            # RecordEpisodeStatistics' "episode" goes to the terminal step's info, where SB3
+            # reads it (float32 sums here versus the wrapper's float64 ones)
+            assert infos[i]["episode"]["r"] == pytest.approx(returns[i], rel=1e-5)
+            assert "episode" not in env.reset_infos[i]
+            returns[i] = 0.0
+            episodes += 1
+    assert episodes >= 6
+    env.close()
+
+
+def test_split_info_follows_masks_and_nesting():
+    info = {"a": np.array([1.0, 2.0, 3.0]), "_a": np.array([True, False, True]),
+            "d": {"x": np.array([4, 5, 6]), "_x": np.array([False, True, True])},
+            "_d": np.array([False, True, True]), "plain": np.array(["p", "q", "r"])}
+    assert split_info(info, 3) == [{"a": 1.0, "plain": "p"},
+                                   {"d": {"x": 5}, "plain": "q"},
+                                   {"a": 3.0, "d": {"x": 6}, "plain": "r"}]
+    with pytest.raises(ValueError, match="entries"):
+        split_info({"a": np.zeros(2)}, 3)
+
+
+class EpisodeLengths(BaseCallback):
+    """Mean length of the last 100 episodes (VecMonitor's buffer) after each rollout."""
+
+    def __init__(self):
+        super().__init__()
+        self.means = []
+
+    def _on_rollout_end(self):
+        buf = self.model.ep_info_buffer
+        self.means.append(float(np.mean([e["l"] for e in buf])) if buf else 0.0)
+
+    def _on_step(self):
+        return True
+
+
+def test_ppo_learns_from_cypool():
+    """SB3's PPO on InvertedPendulum-v5 (reward 1 per step): 8192 steps, about 3 s on CPU."""
+    torch.set_num_threads(1)
+    venv = VecMonitor(to_sb3("InvertedPendulum-v5", 8, seed=0, num_threads=1))
+    model = PPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=4, learning_rate=1e-3,
+                seed=0, device="cpu")
+    cb = EpisodeLengths()
+    model.learn(8192, callback=cb)
+    assert model.num_timesteps == 8192
+    episodes = list(model.ep_info_buffer)
+    assert len(episodes) == 100
+    assert all(e["r"] == e["l"] for e in episodes)     # +1 per step until the pole falls
+    # a random policy balances ~8 steps; the trained one several times longer
+    assert cb.means[0] < 15 and cb.means[-1] > 3 * cb.means[0], cb.means
+    venv.close()
