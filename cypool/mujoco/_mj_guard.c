@@ -1,6 +1,7 @@
 #include "_mj_guard.h"
 
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 
 static _Thread_local jmp_buf* cp_armed = NULL;
@@ -11,10 +12,7 @@ static int cp_installed = 0;
 static void cp_log(const mjLogMessage* msg) {
   if (cp_armed) {
     if (msg->level == mjLOG_ERROR) {
-      if (cp_errbuf) {
-        strncpy(cp_errbuf, msg->subject, CP_ERRMSG_LEN - 1);
-        cp_errbuf[CP_ERRMSG_LEN - 1] = 0;
-      }
+      if (cp_errbuf) snprintf(cp_errbuf, CP_ERRMSG_LEN, "%s", msg->subject);
       longjmp(*cp_armed, 1); /* never return into MuJoCo after an error */
     }
     return; /* warnings from worker threads are counted in d->warning, not printed */

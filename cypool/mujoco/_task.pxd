@@ -6,6 +6,7 @@
 from libc.stdint cimport uint8_t
 from numpy.random cimport bitgen_t
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData, mjtNum
+from cypool.mujoco._numeric cimport uniform_fill, normal_fill
 
 # Guarded MuJoCo calls (_mj_guard.c, linked into the pool module only, so that one
 # thread-local jump buffer serves every task): reached through these pointers.
@@ -50,6 +51,30 @@ cdef inline int sim_reset_data(MjEnv* e) noexcept nogil:
 cdef inline int sim_set_state(MjEnv* e, const double* qpos, const double* qvel) noexcept nogil:
     """gymnasium's set_state: qpos, qvel <- given, then mj_forward."""
     return e.guard.set_state(e.m, e.d, qpos, qvel, e.err)
+
+
+cdef inline int reset_noisy(MjEnv* e, double s, bint normal_qvel) noexcept nogil:
+    """The reset most gymnasium tasks share: mj_resetData; qpos = init_qpos + U(-s, s, nq);
+    qvel = init_qvel + (s * N(0, 1, nv) if normal_qvel else U(-s, s, nv)), drawn in that
+    order from the env's stream; set_state."""
+    cdef const mjModel* m = e.m
+    cdef double qpos[64]
+    cdef double qvel[64]
+    cdef Py_ssize_t k
+    if sim_reset_data(e):
+        return 1
+    uniform_fill(e.rng, -s, s, qpos, m.nq)
+    if normal_qvel:
+        normal_fill(e.rng, qvel, m.nv)
+        for k in range(m.nv):
+            qvel[k] = s * qvel[k]
+    else:
+        uniform_fill(e.rng, -s, s, qvel, m.nv)
+    for k in range(m.nq):
+        qpos[k] = m.qpos0[k] + qpos[k]
+    for k in range(m.nv):
+        qvel[k] = 0.0 + qvel[k]
+    return sim_set_state(e, qpos, qvel)
 
 
 cdef extern from "_mj_guard.h" nogil:

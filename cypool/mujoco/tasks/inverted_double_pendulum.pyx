@@ -4,8 +4,8 @@ from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport sin, cos
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
-from cypool.mujoco._numeric cimport clip, uniform_fill, normal_fill
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._numeric cimport clip
 
 import numpy as np
 
@@ -68,20 +68,7 @@ cdef void _obs(MjEnv* e) noexcept nogil:
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef double s = e.prm[P_NOISE]
-    cdef double qpos[64]
-    cdef double qvel[64]
-    cdef Py_ssize_t k
-    if sim_reset_data(e):
-        return 1
-    uniform_fill(e.rng, -s, s, qpos, m.nq)
-    normal_fill(e.rng, qvel, m.nv)
-    for k in range(m.nq):
-        qpos[k] = m.qpos0[k] + qpos[k]
-    for k in range(m.nv):
-        qvel[k] = 0.0 + qvel[k] * s
-    if sim_set_state(e, qpos, qvel):
+    if reset_noisy(e, e.prm[P_NOISE], True):
         return 1
     _obs(e)
     return 0

@@ -2,8 +2,8 @@
 from cpython.pycapsule cimport PyCapsule_New
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
-from cypool.mujoco._numeric cimport ctrl_cost, clip, uniform_fill
+from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._numeric cimport ctrl_cost, clip
 
 import numpy as np
 
@@ -79,20 +79,7 @@ cdef void _position_info(MjEnv* e) noexcept nogil:
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef double s = e.prm[P_NOISE]
-    cdef double qpos[64]
-    cdef double qvel[64]
-    cdef Py_ssize_t k
-    if sim_reset_data(e):
-        return 1
-    uniform_fill(e.rng, -s, s, qpos, m.nq)
-    uniform_fill(e.rng, -s, s, qvel, m.nv)
-    for k in range(m.nq):
-        qpos[k] = m.qpos0[k] + qpos[k]
-    for k in range(m.nv):
-        qvel[k] = 0.0 + qvel[k]
-    if sim_set_state(e, qpos, qvel):
+    if reset_noisy(e, e.prm[P_NOISE], False):
         return 1
     _obs(e)
     _position_info(e)
