@@ -12,7 +12,7 @@ static int cp_installed = 0;
 static void cp_log(const mjLogMessage* msg) {
   if (cp_armed) {
     if (msg->level == mjLOG_ERROR) {
-      if (cp_errbuf) snprintf(cp_errbuf, CP_ERRMSG_LEN, "%s", msg->subject);
+      if (cp_errbuf) snprintf(cp_errbuf, CP_ERRMSG_LEN, "%.*s", CP_ERRMSG_LEN - 1, msg->subject);
       longjmp(*cp_armed, 1); /* never return into MuJoCo after an error */
     }
     return; /* warnings from worker threads are counted in d->warning, not printed */
