@@ -100,8 +100,8 @@ class VectorEnv(gym.vector.VectorEnv):
         self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
         self._lock = threading.RLock()           # one caller at a time mutates the pool
-        if self.is_async:
-            self._engine.start_async()
+        # sync: the caller steps envs too, so one thread fewer; async: the caller runs the policy
+        self._engine.start_workers(self.num_threads if self.is_async else self.num_threads - 1)
 
     # ------------------------------------------------------------------ helpers
     def _check_open(self):
@@ -434,7 +434,7 @@ class VectorEnv(gym.vector.VectorEnv):
     def close_extras(self, **kwargs):
         with self._lock:
             if self._engine is not None:
-                self._engine.stop_async()
+                self._engine.stop_workers()
             self._closed = True
             self._engine = None
             self._family = None

@@ -1,4 +1,8 @@
-/* Work and result queues for async stepping (send/recv).
+/* Work and result queues: the engine's worker team takes envs to step from here.
+ *
+ * Sync batches: the caller queues every env of the batch, steps envs from the queue itself,
+ * and waits until all are done; workers that are awake help. Unlike an OpenMP barrier, a
+ * worker the OS has descheduled never holds the batch up unless it holds an env.
  *
  * send() pushes env ids onto the work ring; the engine's worker threads pop one id at a time,
  * step that env, and push its id onto the done ring; recv() waits (in slices, so the caller
@@ -71,6 +75,21 @@ static inline int cp_async_pop_work(cp_async* q, int64_t* id) {
   return 0;
 }
 
+/* Pop an id if one is queued (0), else return -1 at once: the caller of a sync batch works
+ * through the queue alongside the workers. */
+static inline int cp_async_try_pop_work(cp_async* q, int64_t* id) {
+  pthread_mutex_lock(&q->mu);
+  if (q->work_len == 0) {
+    pthread_mutex_unlock(&q->mu);
+    return -1;
+  }
+  *id = q->work[q->work_head];
+  q->work_head = (q->work_head + 1) % q->cap;
+  q->work_len--;
+  pthread_mutex_unlock(&q->mu);
+  return 0;
+}
+
 static inline void cp_async_push_done(cp_async* q, int64_t id) {
   pthread_mutex_lock(&q->mu);
   q->done[(q->done_head + q->done_len++) % q->cap] = id;
@@ -78,7 +97,7 @@ static inline void cp_async_push_done(cp_async* q, int64_t id) {
   pthread_mutex_unlock(&q->mu);
 }
 
-/* Wait at most timeout_ms for `want` results; return how many are ready. */
+/* Wait at most timeout_ms (forever if < 0) for `want` results; return how many are ready. */
 static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms) {
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
@@ -87,7 +106,11 @@ static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_
   until.tv_nsec %= 1000000000L;
   pthread_mutex_lock(&q->mu);
   while (q->done_len < want && !q->stop) {
-    if (pthread_cond_timedwait(&q->done_cv, &q->mu, &until) == ETIMEDOUT) break;
+    if (timeout_ms < 0) {
+      pthread_cond_wait(&q->done_cv, &q->mu);
+    } else if (pthread_cond_timedwait(&q->done_cv, &q->mu, &until) == ETIMEDOUT) {
+      break;
+    }
   }
   int64_t n = q->done_len;
   pthread_mutex_unlock(&q->mu);

@@ -36,6 +36,7 @@ cdef extern from "_async.h" nogil:
     void cp_async_destroy(cp_async* q)
     void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n)
     int cp_async_pop_work(cp_async* q, int64_t* id)
+    int cp_async_try_pop_work(cp_async* q, int64_t* id)
     void cp_async_push_done(cp_async* q, int64_t id)
     int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms)
     int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n)
@@ -73,12 +74,15 @@ cdef class Engine:
     cdef int64_t* n_steps
     cdef readonly object episode_return, episode_length, last_return, last_length
     cdef readonly object episodes, env_steps
-    # async stepping: queues and the thread that hosts the worker team
+    # the worker team: queues, the thread hosting the team, scratch ids for sync batches
     cdef cp_async* aq
     cdef object _worker
+    cdef readonly int num_workers
+    cdef int64_t* batch_ids
 
     cdef int env_reset(self, Py_ssize_t i) noexcept nogil
     cdef int env_step(self, Py_ssize_t i) noexcept nogil
     cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil
     cdef void run_all(self) noexcept nogil
+    cdef void run_with_team(self) noexcept nogil
     cdef void worker_loop(self) noexcept nogil

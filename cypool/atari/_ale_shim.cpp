@@ -81,11 +81,12 @@ int check_rom_file(const std::filesystem::path& path) {
   return CP_ALE_OK;
 }
 
-int copy_actions(const ale::ActionVect& actions, int* out, std::size_t capacity,
-                 std::size_t* count) {
-  *count = actions.size();
-  if (capacity < actions.size()) return arg_error("action buffer too small");
-  for (std::size_t i = 0; i < actions.size(); ++i) out[i] = static_cast<int>(actions[i]);
+// Copies an ALE vector (actions, modes, difficulties) into a caller's int buffer.
+template <class Vect>
+int copy_values(const Vect& values, int* out, std::size_t capacity, std::size_t* count) {
+  *count = values.size();
+  if (capacity < values.size()) return arg_error("buffer too small");
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<int>(values[i]);
   return CP_ALE_OK;
 }
 
@@ -155,6 +156,53 @@ int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept {
     ale->setInt("random_seed", seed);
     ale->loadROM();  // an empty path reloads the current ROM
     return CP_ALE_OK;
+  });
+}
+
+int cp_ale_reload_rom(ale::ALEInterface* ale) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  return guarded([&]() -> int {
+    ale->loadROM({});  // an empty path reloads the current ROM
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_set_mode(ale::ALEInterface* ale, int mode) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (mode < 0) return arg_error("mode must be >= 0");
+  return guarded([&]() -> int {
+    ale->setMode(static_cast<ale::game_mode_t>(mode));
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_set_difficulty(ale::ALEInterface* ale, int difficulty) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (difficulty < 0) return arg_error("difficulty must be >= 0");
+  return guarded([&]() -> int {
+    ale->setDifficulty(static_cast<ale::difficulty_t>(difficulty));
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_available_modes(ale::ALEInterface* ale, int* out, std::size_t capacity,
+                           std::size_t* count) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
+  return guarded([&]() -> int { return copy_values(ale->getAvailableModes(), out, capacity, count); });
+}
+
+int cp_ale_available_difficulties(ale::ALEInterface* ale, int* out, std::size_t capacity,
+                                  std::size_t* count) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
+  return guarded([&]() -> int {
+    return copy_values(ale->getAvailableDifficulties(), out, capacity, count);
   });
 }
 
@@ -286,7 +334,7 @@ int cp_ale_legal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
   int status = check_loaded(ale);
   if (status != CP_ALE_OK) return status;
   if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
-  return guarded([&]() -> int { return copy_actions(ale->getLegalActionSet(), out, capacity, count); });
+  return guarded([&]() -> int { return copy_values(ale->getLegalActionSet(), out, capacity, count); });
 }
 
 int cp_ale_minimal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
@@ -294,5 +342,5 @@ int cp_ale_minimal_actions(ale::ALEInterface* ale, int* out, std::size_t capacit
   int status = check_loaded(ale);
   if (status != CP_ALE_OK) return status;
   if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
-  return guarded([&]() -> int { return copy_actions(ale->getMinimalActionSet(), out, capacity, count); });
+  return guarded([&]() -> int { return copy_values(ale->getMinimalActionSet(), out, capacity, count); });
 }

@@ -73,6 +73,24 @@ int cp_ale_load_rom(ale::ALEInterface* ale, const char* path) noexcept;
 // seed must be >= 0.  Frame counters restart, as after any ROM load.
 int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept;
 
+// Reloads the current ROM, as ALEInterface::loadROM with an empty path: every
+// setting (random_seed above all) takes effect and the frame counters restart.
+// Unlike cp_ale_seed it takes the seed from the settings as they are, so that a
+// caller can set any int "random_seed" ALE accepts: gymnasium's AtariEnv sets
+// np.int32 of a uint32, which is negative half the time (ALE then seeds its
+// generator with the same 32 bits; only -1, "seed from the clock", is special).
+int cp_ale_reload_rom(ale::ALEInterface* ale) noexcept;
+
+// Game mode and difficulty (ALE's setMode/setDifficulty): recorded now and
+// applied by the next reset_game.  A value the game does not offer is
+// CP_ALE_ERR_EXCEPTION.  The available values are listed like action sets.
+int cp_ale_set_mode(ale::ALEInterface* ale, int mode) noexcept;
+int cp_ale_set_difficulty(ale::ALEInterface* ale, int difficulty) noexcept;
+int cp_ale_available_modes(ale::ALEInterface* ale, int* out, std::size_t capacity,
+                           std::size_t* count) noexcept;
+int cp_ale_available_difficulties(ale::ALEInterface* ale, int* out, std::size_t capacity,
+                                  std::size_t* count) noexcept;
+
 // Resets the game (not the whole console), as ALEInterface::reset_game.
 int cp_ale_reset_game(ale::ALEInterface* ale) noexcept;
 
