@@ -8,8 +8,8 @@ from cypool.vector import VectorEnv
 from cypool.registration import list_envs, register_all as _register_all
 from cypool._threads import resolve_num_threads as _resolve_num_threads
 
-__all__ = ["make_vec", "list_envs", "show_config", "VectorEnv", "EngineError",
-           "ClosedEnvError", "CypoolError", "__version__"]
+__all__ = ["make_vec", "make_population", "PopulationEnv", "list_envs", "show_config",
+           "VectorEnv", "EngineError", "ClosedEnvError", "CypoolError", "__version__"]
 
 
 def _check_num_envs(num_envs):
@@ -112,5 +112,7 @@ def show_config(file=None) -> dict:
         print(f"{k:>18}: {v}", file=out)
     return cfg
 
+
+from cypool.population import PopulationEnv, make_population  # noqa: E402
 
 _register_all()

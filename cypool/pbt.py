@@ -186,11 +186,9 @@ class Lineage:
         """``(rounds + 1, P)`` values of hyperparameter ``name`` (object dtype for
         non-numbers)."""
         vals = [[h[name] for h in row] for row in self.hyperparams]
-        arr = np.array(vals, dtype=object)
-        try:
-            return arr.astype(np.float64)
-        except (TypeError, ValueError):
-            return arr
+        numeric = all(isinstance(v, (int, float, np.integer, np.floating))
+                      and not isinstance(v, (bool, np.bool_)) for row in vals for v in row)
+        return np.array(vals, dtype=np.float64 if numeric else object)
 
     def parents(self, member: int) -> list[tuple[int, int]]:
         """(round, src) for every copy into ``member``, oldest first."""
@@ -218,8 +216,6 @@ class Lineage:
 def _jsonable(x):
     if isinstance(x, np.generic):
         return x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
     raise TypeError(f"not JSON serialisable: {type(x).__name__}")
 
 
@@ -255,8 +251,8 @@ class PBT:
     mutation_rate, perturb_range, reset_prob : float, (float, float), float
         Perturbation: each hyperparameter mutates with probability ``mutation_rate`` (Sample
         Factory 0.15), by a factor from U[perturb_range] (1.1, 1.5); ``reset_prob`` (0.01) sends
-        it back to its default. Original PBT (Jaderberg et al.): ``mutation_rate=1``,
-        ``perturb_range=(1.2, 1.2)``.
+        it back to its default. Original PBT's explore (Jaderberg et al., x0.8 or x1.2) is
+        about ``mutation_rate=1, perturb_range=(1.2, 1.2)`` (here /1.2 rather than x0.8).
     min_gap_abs, min_gap_rel : float
         replace_worst: a worst member copies only if the gap to the source exceeds both
         (Sample Factory 1e-6 and 0.1).

@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-import gymnasium as gym
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError
@@ -31,8 +30,6 @@ from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, parse_autoreset_mod
 __all__ = ["make_population", "PopulationEnv"]
 
 _SEED_MODES = ("tree", "parity")
-# statistics the engine keeps per env (VectorEnv.episode_statistics keys)
-_STAT_KEYS = ("return", "length", "last_return", "last_length", "episodes", "env_steps")
 
 
 def _check_count(x, name):
@@ -63,7 +60,7 @@ class _TreeSeeder:
         self.installed[i] = True
 
     def __call__(self, i, seed):
-        if seed is not None:          # not reached: the population passes seed=None
+        if seed is not None:   # pop.vec.reset(seed=...) called directly: the façade's seeds
             self.install(i, np.random.SeedSequence(seed))
         elif not self.installed[i]:
             k, j = divmod(i, self.E)
@@ -118,7 +115,8 @@ class PopulationEnv:
         self.member_action_space = batch_space(self.single_action_space, E)
         self.observation_space = batch_space(self.member_observation_space, P)
         self.action_space = batch_space(self.member_action_space, P)
-        self._default_seed = None if seed is None else self._check_root(seed)
+        self._seed_sequences(seed)           # validates every seed form up front
+        self._default_seed = seed
         self._has_reset = False
         self._closed = False
         # task kwargs: the pool's base kwargs, and each member's own overrides
@@ -339,6 +337,7 @@ class PopulationEnv:
     def member_kwargs(self, k: int) -> dict:
         """Member k's task kwargs, complete: the task's defaults, updated with the pool's
         kwargs, then with the member's own."""
+        self._check_open()
         k = self._check_member(k)
         return self._task.merged({**self._base_kwargs, **self._member_kwargs[k]})
 
@@ -369,6 +368,7 @@ class PopulationEnv:
         """PBT exploit on the env side: member dst takes member src's task kwargs, then (by
         default) restarts with :meth:`reset_member` (``seed`` as there). Weights, optimizer
         state and normalization statistics are the learner's to copy."""
+        self._check_open()
         src, dst = self._check_member(src), self._check_member(dst)
         new = dict(self._member_kwargs[src])
         row = self._task.row({**self._base_kwargs, **new})

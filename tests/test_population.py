@@ -1,0 +1,371 @@
+"""cypool.population: (P, E) layout and zero-copy views, the seed tree, per-member task kwargs
+(checked bit for bit against gymnasium's own envs built with each member's kwargs), member
+resets, and the per-env statistics against a Python reference."""
+import numpy as np
+import pytest
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode
+
+from cypool.population import make_population
+
+TASK = "Hopper-v5"
+OBS, ACT = 11, 3
+
+
+def tree_env(task, root, k, j, **kwargs):
+    """gymnasium's env with the stream cypool's tree gives env (k, j) of a population."""
+    env = gym.make(task, **kwargs)
+    env.unwrapped._np_random = np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(root, spawn_key=(k, j))))
+    return env
+
+
+def actions(rng, P, E, dtype=np.float64):
+    return rng.uniform(-1, 1, (P, E, ACT)).astype(dtype)
+
+
+# ---------------------------------------------------------------------- layout
+def test_shapes_and_zero_copy_views():
+    P, E = 3, 4
+    pop = make_population(TASK, P, E, seed=0, num_threads=2)
+    e = pop.vec._engine
+    assert pop.num_envs == P * E and pop.vec.num_envs == P * E
+    assert pop.observation_space.shape == (P, E, OBS)
+    assert pop.action_space.shape == (P, E, ACT)
+    assert pop.member_observation_space.shape == (E, OBS)
+    obs, info = pop.reset()
+    assert obs.shape == (P, E, OBS) and obs.base is not None
+    assert np.shares_memory(obs, e.obs)
+    assert info["x_position"].shape == (P, E)
+    rng = np.random.default_rng(0)
+    a = actions(rng, P, E)
+    obs, rew, term, trunc, info = pop.step(a)
+    for got, buf in [(obs, e.obs), (rew, e.reward), (term, e.terminated),
+                     (trunc, e.truncated)]:
+        assert got.shape[:2] == (P, E)
+        assert np.shares_memory(got, buf)
+    assert info["reward_ctrl"].shape == (P, E) and info["_reward_ctrl"].shape == (P, E)
+    # member-major: row k·E + j of the flat pool is env (k, j)
+    assert np.array_equal(obs.reshape(P * E, OBS), e.obs)
+    assert np.array_equal(obs[1, 2], e.obs[1 * E + 2])
+    assert np.array_equal(info["reward_ctrl"][2], -1e-3 * np.sum(a[2] ** 2, axis=1))
+    # copy=True hands out fresh arrays
+    twin = make_population(TASK, P, E, seed=0, copy=True)
+    o2, _ = twin.reset()
+    assert o2.shape == (P, E, OBS) and not np.shares_memory(o2, twin.vec._engine.obs)
+    twin.close()
+    stats = pop.episode_statistics()
+    assert stats["env_steps"].shape == (P, E)
+    assert np.shares_memory(stats["last_return"], e.last_return)
+    pop.close()
+
+
+def test_flat_and_pe_actions_step_alike():
+    P, E = 2, 3
+    a = actions(np.random.default_rng(1), P, E)
+    out = []
+    for acts in (a, a.reshape(P * E, ACT)):
+        pop = make_population(TASK, P, E, seed=5, copy=True)
+        pop.reset()
+        out.append(pop.step(acts)[:2])
+        pop.close()
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    pop = make_population(TASK, P, E, seed=5)
+    pop.reset()
+    with pytest.raises(ValueError, match="actions must have shape"):
+        pop.step(np.zeros((P, E + 1, ACT)))
+    pop.close()
+
+
+def test_parity_mode_equals_gymnasium_sync():
+    P, E, limit = 2, 3, 12
+    ref = gym.make_vec(TASK, P * E, vectorization_mode="sync", max_episode_steps=limit)
+    pop = make_population(TASK, P, E, seed_mode="parity", max_episode_steps=limit)
+    o_ref, _ = ref.reset(seed=7)
+    o, _ = pop.reset(seed=7)
+    assert np.array_equal(o.reshape(P * E, OBS), o_ref)
+    rng = np.random.default_rng(3)
+    ends = 0
+    for _ in range(30):
+        a = actions(rng, P, E)
+        want = ref.step(a.reshape(P * E, ACT))
+        got = pop.step(a)
+        for x, y in zip(got[:4], want[:4]):
+            assert np.array_equal(x.reshape(y.shape), y)
+        ends += int((want[2] | want[3]).sum())
+    assert ends >= P * E          # autoresets happened
+    ref.close()
+    pop.close()
+
+
+# ---------------------------------------------------------------------- seed tree
+def test_tree_streams_are_seedsequence_spawn_keys():
+    P, E, root = 2, 2, 11
+    assert np.random.SeedSequence(root).spawn(P)[1].spawn(E)[0].spawn_key == (1, 0)
+    pop = make_population(TASK, P, E, seed=root)
+    obs, _ = pop.reset()
+    for k in range(P):
+        for j in range(E):
+            ref = tree_env(TASK, root, k, j)
+            o_ref, _ = ref.reset()
+            assert np.array_equal(obs[k, j], o_ref)
+            ref.close()
+    assert not np.array_equal(obs[0, 0], obs[0, 1])
+    assert not np.array_equal(obs[0, 0], obs[1, 0])
+    pop.close()
+
+
+def member_run(P, k, member_kwargs, root=21, steps=25):
+    """Observations and rewards of member k over a short run (other members get other
+    actions)."""
+    E = 3
+    pop = make_population(TASK, P, E, member_kwargs=member_kwargs, seed=root,
+                          max_episode_steps=10)
+    obs, _ = pop.reset()
+    out = [obs[k].copy()]
+    rng_k = np.random.default_rng(100)
+    rng_other = np.random.default_rng(P)
+    for _ in range(steps):
+        a = actions(rng_other, P, E)
+        a[k] = rng_k.uniform(-1, 1, (E, ACT))
+        obs, rew, term, trunc, _ = pop.step(a)
+        out += [obs[k].copy(), rew[k].copy(), term[k].copy(), trunc[k].copy()]
+    pop.close()
+    return out
+
+
+def test_member_streams_do_not_depend_on_population_size_or_other_kwargs():
+    mine = {"reset_noise_scale": 0.05}
+    small = member_run(2, 1, [{}, mine])
+    large = member_run(5, 1, [{"ctrl_cost_weight": 0.5}, mine, {"frame_skip": 2},
+                              {"reset_noise_scale": 0.2}, {"healthy_reward": 3.0}])
+    assert len(small) == len(large)
+    for x, y in zip(small, large):
+        assert np.array_equal(x, y)
+    # and member 1's settings matter: without them its run differs
+    plain = member_run(2, 1, [{}, {}])
+    assert not np.array_equal(small[0], plain[0])
+
+
+def test_seed_forms_and_member_reseeding():
+    P, E = 3, 2
+    pop = make_population(TASK, P, E)
+    # per-member roots: env (k, j) <- SeedSequence(seed[k], spawn_key=(j,))
+    obs, _ = pop.reset(seed=[4, 4, 9])
+    assert np.array_equal(obs[0], obs[1]) and not np.array_equal(obs[0], obs[2])
+    want = gym.make(TASK)
+    want.unwrapped._np_random = np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(9, spawn_key=(1,))))
+    assert np.array_equal(obs[2, 1], want.reset()[0])
+    same = make_population(TASK, P, E, seed=[4, 4, 9])      # the same, as the default seed
+    assert np.array_equal(same.reset()[0], obs)
+    same.close()
+    # per-env seeds: SeedSequence(seed[k][j]), gymnasium's reset(seed=s)
+    seeds = np.arange(P * E).reshape(P, E) + 50
+    obs, _ = pop.reset(seed=seeds)
+    assert np.array_equal(obs[2, 0], gym.make(TASK).reset(seed=54)[0])
+    # reset_member(k, seed=root) gives member k what a full reset(seed=root) gives it
+    full, _ = pop.reset(seed=3)
+    full = full.copy()
+    pop.step(np.zeros((P, E, ACT)))
+    before = pop.step(np.zeros((P, E, ACT)))[0].copy()
+    stats = pop.episode_statistics(copy=True)
+    obs, info = pop.reset_member(1, seed=3)
+    assert np.array_equal(obs[1], full[1])
+    assert np.array_equal(obs[0], before[0]) and np.array_equal(obs[2], before[2])
+    assert np.array_equal(info["_x_position"], np.repeat([False, True, False], E).reshape(P, E))
+    after = pop.episode_statistics(copy=True)
+    for key in ("length", "return", "env_steps"):
+        assert np.array_equal(after[key][[0, 2]], stats[key][[0, 2]])
+    assert (after["length"][1] == 0).all()
+    # a member reset without a seed continues that member's streams
+    o1, _ = pop.reset_member(1)
+    assert not np.array_equal(o1[1], full[1])
+    with pytest.raises(ValueError):
+        pop.reset(seed=[1, 2])
+    with pytest.raises(ValueError):
+        pop.reset_member(P)
+    pop.close()
+
+
+def test_first_reset_must_cover_every_member():
+    pop = make_population(TASK, 2, 2)
+    with pytest.raises(ValueError, match="first reset"):
+        pop.reset(members=[0])
+    pop.close()
+
+
+# ---------------------------------------------------------------------- per-member kwargs
+MEMBERS = [
+    {"ctrl_cost_weight": 0.5, "forward_reward_weight": 2.0},
+    {},
+    {"healthy_reward": 3.0, "frame_skip": 2, "reset_noise_scale": 0.05},
+]
+
+
+def test_member_kwargs_match_gymnasium_envs_built_with_them():
+    P, E, root, steps = 3, 2, 8, 40
+    pop = make_population(TASK, P, E, member_kwargs=MEMBERS, seed=root,
+                          autoreset_mode=AutoresetMode.DISABLED)
+    refs = [[tree_env(TASK, root, k, j, **MEMBERS[k]) for j in range(E)] for k in range(P)]
+    obs, info = pop.reset()
+    for k in range(P):
+        for j in range(E):
+            assert np.array_equal(obs[k, j], refs[k][j].reset()[0])
+    # info carries each member's kwargs, per env
+    assert np.array_equal(info["ctrl_cost_weight"], np.repeat([[0.5], [1e-3], [1e-3]], E, 1))
+    assert np.array_equal(info["frame_skip"], np.repeat([[4], [4], [2]], E, 1))
+    assert "healthy_z_range" not in info      # no member overrides it
+    rng = np.random.default_rng(0)
+    alive = np.ones((P, E), np.bool_)
+    ended = 0
+    for t in range(steps):
+        if t == 8:     # run-time change: member 0's weight, member 2's frame skip
+            pop.set_member_kwargs(0, ctrl_cost_weight=0.25)
+            pop.set_member_kwargs(2, frame_skip=3)
+            for j in range(E):
+                refs[0][j].unwrapped._ctrl_cost_weight = 0.25
+                refs[2][j].unwrapped.frame_skip = 3
+        a = actions(rng, P, E, np.float32 if t % 2 else np.float64)
+        mask = np.where(alive, 1.0, 0.0)[..., None].astype(a.dtype)
+        if not alive.all():
+            pop.reset(options={"reset_mask": ~alive})    # DISABLED: restart ended envs
+            for k, j in zip(*np.nonzero(~alive)):
+                refs[k][j].reset()
+            alive[:] = True
+        obs, rew, term, trunc, info = pop.step(a * mask)
+        for k in range(P):
+            for j in range(E):
+                o, r, te, tr, inf = refs[k][j].step(a[k, j] * mask[k, j])
+                assert np.array_equal(obs[k, j], o), (t, k, j)
+                assert rew[k, j] == r and term[k, j] == te
+                assert info["reward_ctrl"][k, j] == inf["reward_ctrl"]
+                assert info["reward_survive"][k, j] == inf["reward_survive"]
+                if te:
+                    alive[k, j] = False
+                    ended += 1
+    assert ended >= 2                          # terminations and member restarts happened
+    assert np.array_equal(info["ctrl_cost_weight"][:, 0], [0.25, 1e-3, 1e-3])
+    assert np.array_equal(info["frame_skip"][:, 0], [4, 4, 3])
+    assert pop.member_kwargs(2)["frame_skip"] == 3 and pop.member_kwargs(1)["frame_skip"] == 4
+    pop.close()
+
+
+def test_reward_terms_follow_each_members_weights():
+    ws = [0.0, 1e-3, 0.1, 2.0]
+    P, E = len(ws), 3
+    pop = make_population(TASK, P, E, member_kwargs=[{"ctrl_cost_weight": w} for w in ws],
+                          seed=1)
+    pop.reset()
+    a = actions(np.random.default_rng(2), P, E)
+    _, rew, _, _, info = pop.step(a)
+    for k, w in enumerate(ws):
+        assert np.array_equal(info["reward_ctrl"][k], -(w * np.sum(np.square(a[k]), axis=1)))
+    assert np.array_equal(rew, info["reward_forward"] + info["reward_survive"]
+                          + info["reward_ctrl"])
+    pop.close()
+
+
+def test_copy_member_and_refused_kwargs(monkeypatch):
+    pop = make_population(TASK, 3, 2, member_kwargs=[{"ctrl_cost_weight": 0.7}, {}, {}],
+                          seed=0)
+    pop.reset()
+    pop.copy_member(0, 2)
+    assert pop.member_kwargs(2)["ctrl_cost_weight"] == 0.7
+    _, _, _, _, info = pop.step(np.ones((3, 2, ACT)) * 0.5)
+    assert np.array_equal(info["reward_ctrl"][:, 0], [-0.7 * 0.75, -1e-3 * 0.75, -0.7 * 0.75])
+    params = pop.vec._engine.params.copy()
+    with pytest.raises(ValueError, match="observation size"):
+        pop.set_member_kwargs(1, exclude_current_positions_from_observation=False)
+    with pytest.raises(ValueError, match="xml_file"):
+        pop.set_member_kwargs(1, xml_file="walker2d.xml")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        pop.set_member_kwargs(1, ctrl_cost=1.0)
+    assert np.array_equal(pop.vec._engine.params, params)     # nothing half-applied
+    pop.close()
+    with pytest.raises(ValueError, match="observation size"):
+        make_population(TASK, 2, 1, member_kwargs=[
+            {}, {"exclude_current_positions_from_observation": False}])
+    with pytest.raises(ValueError, match="population_size=2"):
+        make_population(TASK, 2, 1, member_kwargs=[{}])
+    with pytest.raises(ValueError):
+        make_population(TASK, 0, 1)
+    import cypool.registration
+
+    monkeypatch.setattr(cypool.registration, "family_of", lambda env_id: "atari")
+    with pytest.raises(NotImplementedError, match="MuJoCo"):
+        make_population("Pong-v5", 2, 2)
+
+
+# ---------------------------------------------------------------------- statistics
+def test_statistics_equal_a_python_reference():
+    P, E, limit = 3, 4, 15
+    pop = make_population(TASK, P, E, member_kwargs=MEMBERS, seed=3, max_episode_steps=limit)
+    stats = pop.episode_statistics()             # views, read once, updated in place
+    pop.reset()
+    ret = np.zeros((P, E))
+    length = np.zeros((P, E), np.int64)
+    last_ret = np.zeros((P, E))
+    last_len = np.zeros((P, E), np.int64)
+    episodes = np.zeros((P, E), np.int64)
+    steps = np.zeros((P, E), np.int64)
+    done = np.zeros((P, E), np.bool_)
+    rng = np.random.default_rng(4)
+    for t in range(60):
+        _, rew, term, trunc, _ = pop.step(actions(rng, P, E))
+        # NEXT_STEP: an env that ended resets on this call (reward 0, no step counted)
+        ret = np.where(done, 0.0, ret + rew)
+        length = np.where(done, 0, length + 1)
+        steps += ~done
+        done = term | trunc
+        episodes += done
+        last_ret = np.where(done, ret, last_ret)
+        last_len = np.where(done, length, last_len)
+        for key, want in [("return", ret), ("length", length), ("last_return", last_ret),
+                          ("last_length", last_len), ("episodes", episodes),
+                          ("env_steps", steps)]:
+            assert np.array_equal(stats[key], want), (t, key)
+    assert episodes.min() >= 2
+    ms = pop.member_statistics()
+    assert np.array_equal(ms["episodes"], episodes.sum(1))
+    assert np.array_equal(ms["env_steps"], steps.sum(1))
+    assert np.allclose(ms["mean_last_return"], last_ret.mean(1), rtol=0, atol=1e-12)
+    assert np.array_equal(ms["mean_last_length"], last_len.mean(1))
+    # reset_member clears member 1's finished-episode stats only, keeps its env_steps
+    pop.reset_member(1)
+    assert (stats["episodes"][1] == 0).all() and (stats["last_return"][1] == 0).all()
+    assert np.array_equal(stats["episodes"][[0, 2]], episodes[[0, 2]])
+    assert np.array_equal(stats["env_steps"], steps)
+    assert np.isnan(pop.member_statistics()["mean_last_return"][1])
+    pop.close()
+
+
+def test_same_step_final_obs_reshaped():
+    P, E = 2, 2
+    pop = make_population(TASK, P, E, seed=0, max_episode_steps=3,
+                          autoreset_mode="same_step")
+    pop.reset()
+    for _ in range(3):
+        obs, rew, term, trunc, info = pop.step(np.zeros((P, E, ACT)))
+    assert trunc.all()
+    assert info["final_obs"].shape == (P, E) and info["final_obs"][1, 0].shape == (OBS,)
+    assert info["final_info"]["x_position"].shape == (P, E)
+    pop.close()
+
+
+@pytest.mark.filterwarnings("ignore:cypool. num_threads=4 exceeds:RuntimeWarning")
+def test_results_do_not_depend_on_num_threads():
+    P, E = 3, 4
+    runs = []
+    for threads in (1, 2, 4):
+        pop = make_population(TASK, P, E, member_kwargs=MEMBERS, seed=6, num_threads=threads,
+                              max_episode_steps=8, copy=True)
+        out = [pop.reset()[0]]
+        rng = np.random.default_rng(9)
+        for _ in range(20):
+            out += list(pop.step(actions(rng, P, E))[:4])
+        out += list(pop.episode_statistics(copy=True).values())
+        runs.append(out)
+        pop.close()
+    for other in runs[1:]:
+        assert all(np.array_equal(x, y) for x, y in zip(runs[0], other))
