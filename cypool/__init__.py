@@ -22,7 +22,8 @@ def _check_num_envs(num_envs):
 def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
              seed: int | None = None, autoreset_mode="next_step", copy: bool = True,
              max_episode_steps: int | None = None, batch_size: int | None = None,
-             **task_kwargs) -> VectorEnv:
+             backend: str = "local", num_workers: int | None = None,
+             ray_address: str | None = None, **task_kwargs) -> VectorEnv:
     """Make a pool of ``num_envs`` copies of ``env_id`` behind a gymnasium VectorEnv.
 
     Parameters
@@ -45,9 +46,29 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     batch_size : int or None
         Async batching: ``recv()`` returns the first ``batch_size`` envs to finish while the
         others keep stepping. None (or num_envs) is sync mode.
+    backend : {"local", "ray"}
+        ``"ray"`` spreads the envs over ``num_workers`` Ray actors (``pip install
+        "cypool[ray]"``), each a local pool of a contiguous block of envs; same trajectories.
+    num_workers : int or None
+        Number of Ray actors (``backend="ray"`` only).
+    ray_address : str or None
+        Address of a running Ray cluster; None joins or starts a local one.
     **task_kwargs
         The task's constructor kwargs, with gymnasium's names and defaults.
     """
+    if backend == "ray":
+        from cypool.distributed import make_ray_vec
+
+        if num_workers is None:
+            raise ValueError("backend='ray' needs num_workers (the number of Ray actors)")
+        return make_ray_vec(env_id, num_envs, num_workers=num_workers, ray_address=ray_address,
+                            num_threads=num_threads, seed=seed, autoreset_mode=autoreset_mode,
+                            copy=copy, max_episode_steps=max_episode_steps,
+                            batch_size=batch_size, **task_kwargs)
+    if backend != "local":
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if num_workers is not None or ray_address is not None:
+        raise ValueError("num_workers and ray_address need backend='ray'")
     from cypool.registration import default_max_episode_steps, family_of
 
     if not isinstance(env_id, str):

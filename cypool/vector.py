@@ -143,6 +143,10 @@ class VectorEnv(gym.vector.VectorEnv):
         self._engine.run()
         failures = self._engine.failures(None)
         if failures:
+            # the other envs of the batch moved on: keep their done flags in step
+            e = self._engine
+            ran = self._ops != _OP_NONE
+            self._done[ran] = (e.terminated | e.truncated)[ran]
             ids = [i for i, _ in failures]
             # A failed env restarts: next step (autoreset) or by the user's reset_mask (DISABLED).
             self._done[ids] = True
@@ -396,6 +400,8 @@ class VectorEnv(gym.vector.VectorEnv):
     def _finish(self, ids):
         failures = self._engine.failures(ids)
         if failures:
+            e = self._engine
+            self._done[ids] = e.terminated[ids] | e.truncated[ids]
             self._done[[i for i, _ in failures]] = True
             raise EngineError(failures)
         out = self._gather(ids)

@@ -71,7 +71,7 @@ def make_ray_vec(env_id: str, num_envs: int, *, num_workers: int, ray_address=No
         ``num_cpus_per_worker`` (CPUs each actor reserves; default its thread count),
         ``ray_init_kwargs`` (for a cluster started here), ``actor_options`` (extra
         ``.options()`` of every actor) and ``start_timeout`` (seconds to wait for the actors
-        to be placed and to build their pools, default 120).
+        to be placed and to build their pools, default 60).
     """
     return _import_backend().RayVectorEnv(env_id, num_envs, num_workers=num_workers,
                                           ray_address=ray_address, **make_vec_kwargs)
