@@ -2,7 +2,7 @@
 
     python examples/ppo.py --env-id InvertedPendulum-v5 --total-timesteps 100000   # ~1 min, CPU
     python examples/ppo.py --env-id Hopper-v5 --total-timesteps 300000             # a few min
-    python examples/ppo.py --env-id Pong-v5                                        # once Atari is in
+    python examples/ppo.py --env-id Pong-v5 --total-timesteps 10000000             # Atari
 
 Continuous (Box) actions get CleanRL's ``ppo_continuous_action.py`` agent, a Gaussian MLP with
 observation and reward normalization; Discrete actions on image observations (Atari,
@@ -16,8 +16,10 @@ CleanRL's GAE loop unchanged, and lets a *truncated* episode (time limit) be boo
 ``V(final_obs)`` instead of being treated as a failure.
 
 Threads: stepping the envs and learning alternate, so cypool's OpenMP threads and torch's
-intra-op threads do not run at the same time; each may use every core. ``--env-threads`` and
-``--torch-threads`` split them when they must share (see docs/usage.md, "Threads").
+intra-op threads mostly take turns; but idle OpenMP threads spin before they sleep, and on a
+busy machine torch's spinning threads are very costly. The MLP agents therefore train on one
+torch thread by default (``--torch-threads``); ``--env-threads`` sets cypool's (see
+docs/usage.md, "Threads").
 
 Logs one line per iteration (steps, steps/s, mean return and length of the episodes that ended
 in it) and, with ``--csv PATH``, every finished episode.
@@ -29,7 +31,7 @@ import csv
 import os
 import random
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import gymnasium as gym
 import numpy as np
@@ -42,42 +44,39 @@ from torch.distributions import Categorical, Normal
 import cypool
 
 
+def arg(default, text):
+    return field(default=default, metadata={"help": text})
+
+
 @dataclass
 class Args:
-    env_id: str = "Hopper-v5"
-    """a cypool id (cypool.list_envs())"""
-    total_timesteps: int = 300_000
-    """total env steps, all envs together"""
-    num_envs: int = 8
-    """parallel envs in the cypool pool"""
-    seed: int = 1
-    """seed of torch, numpy and the envs (env i gets seed + i)"""
-    env_threads: int | None = None
-    """cypool OpenMP threads (None: OMP_NUM_THREADS or every usable core, at most num_envs)"""
-    torch_threads: int | None = None
-    """torch intra-op threads (None: torch's default)"""
-    cuda: bool = False
-    """train on CUDA when available"""
-    torch_deterministic: bool = True
-    """torch.backends.cudnn.deterministic"""
-    csv: str | None = None
-    """write every finished episode (global_step, env, return, length) to this CSV file"""
-    # Algorithm: None takes the default of the agent kind (PRESETS)
-    learning_rate: float | None = None
-    anneal_lr: bool = True
-    num_steps: int | None = None
-    """steps per env per rollout"""
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    num_minibatches: int | None = None
-    update_epochs: int | None = None
-    norm_adv: bool = True
-    clip_coef: float | None = None
-    clip_vloss: bool = True
-    ent_coef: float | None = None
-    vf_coef: float = 0.5
-    max_grad_norm: float = 0.5
-    target_kl: float | None = None
+    env_id: str = arg("Hopper-v5", "a cypool id (cypool.list_envs())")
+    total_timesteps: int = arg(300_000, "env steps, all envs together")
+    num_envs: int = arg(8, "envs in the cypool pool")
+    seed: int = arg(1, "seed of torch, numpy and the envs (env i gets seed + i)")
+    env_threads: int | None = arg(None, "cypool OpenMP threads (default: OMP_NUM_THREADS or "
+                                        "every usable core, at most num_envs)")
+    torch_threads: int | None = arg(None, "torch intra-op threads (default: 1 for the MLP "
+                                          "agents, torch's own count for the CNN)")
+    cuda: bool = arg(False, "train on CUDA when available")
+    torch_deterministic: bool = arg(True, "torch.backends.cudnn.deterministic")
+    csv: str | None = arg(None, "write every finished episode (global_step, env, return, "
+                                "length) to this CSV file")
+    # the algorithm; None takes the default of the agent kind (PRESETS)
+    learning_rate: float | None = arg(None, "Adam learning rate")
+    anneal_lr: bool = arg(True, "decay the learning rate linearly to 0")
+    num_steps: int | None = arg(None, "steps per env per rollout")
+    gamma: float = arg(0.99, "discount")
+    gae_lambda: float = arg(0.95, "GAE lambda")
+    num_minibatches: int | None = arg(None, "minibatches per epoch")
+    update_epochs: int | None = arg(None, "epochs per rollout")
+    norm_adv: bool = arg(True, "normalize advantages per minibatch")
+    clip_coef: float | None = arg(None, "policy (and value) clipping")
+    clip_vloss: bool = arg(True, "clip the value loss")
+    ent_coef: float | None = arg(None, "entropy bonus")
+    vf_coef: float = arg(0.5, "value loss weight")
+    max_grad_norm: float = arg(0.5, "gradient clipping")
+    target_kl: float | None = arg(None, "stop an update early past this KL")
 
 
 # CleanRL's defaults for each agent kind (num_steps scaled so a rollout is 2048 / 1024 steps)
@@ -98,12 +97,13 @@ def parse_args() -> Args:
     for f in fields(Args):
         flag = "--" + f.name.replace("_", "-")
         default = getattr(defaults, f.name)
-        if f.type in ("bool",):
-            p.add_argument(flag, default=default, action=argparse.BooleanOptionalAction)
+        help = f.metadata["help"] + (f" (default: {default})" if default is not None else "")
+        if f.type == "bool":
+            p.add_argument(flag, default=default, help=help,
+                           action=argparse.BooleanOptionalAction)
         else:
-            kind = {"int": int, "float": float, "str": str}[
-                f.type.split(" | ")[0] if isinstance(f.type, str) else f.type.__name__]
-            p.add_argument(flag, type=kind, default=default)
+            kind = {"int": int, "float": float, "str": str}[f.type.split(" | ")[0]]
+            p.add_argument(flag, type=kind, default=default, help=help)
     return Args(**vars(p.parse_args()))
 
 
@@ -242,9 +242,13 @@ def main(args: Args) -> list[tuple[int, float, int]]:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     torch.backends.cudnn.deterministic = args.torch_deterministic
+    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
+    if args.torch_threads is None and kind != "atari" and device.type == "cpu":
+        # a 64-64 MLP on 64-sample minibatches gains nothing from more threads, and spinning
+        # torch threads that share cores with cypool's (or anyone's) cost a lot: docs/usage.md
+        args.torch_threads = 1
     if args.torch_threads is not None:
         torch.set_num_threads(args.torch_threads)
-    device = torch.device("cuda" if torch.cuda.is_available() and args.cuda else "cpu")
 
     obs_space, act_space = env.single_observation_space, env.single_action_space
     obs_shape = obs_space.shape
@@ -271,7 +275,8 @@ def main(args: Args) -> list[tuple[int, float, int]]:
     values = torch.zeros((args.num_steps, args.num_envs), device=device)
 
     print(f"{args.env_id}: {kind} agent, {args.num_envs} envs on "
-          f"{env.unwrapped.num_threads} cypool threads, torch {torch.get_num_threads()} threads, "
+          f"{getattr(env.unwrapped, 'num_threads', '?')} cypool threads, "
+          f"torch {torch.get_num_threads()} threads, "
           f"{num_iterations} iterations of {batch_size} steps")
     writer = None
     if args.csv:

@@ -112,6 +112,8 @@ def test_adapter_rejects_other_autoreset_modes_and_non_vector_envs():
         SB3VecEnv(gym.make(TASK))
     with pytest.raises(TypeError, match="env id"):
         to_sb3(env, 2)
+    with pytest.raises(ValueError, match="batch_size"):
+        to_sb3(TASK, 4, batch_size=2)
     env.close()
 
 

@@ -208,10 +208,12 @@ def test_make_vec_registered_id_with_wrappers():
     env.close(), ref.close()
 
 
-def test_numpy_to_torch():
+@pytest.mark.parametrize("mode", [NEXT, DISABLED], ids=lambda m: m.name)
+def test_numpy_to_torch(mode):
     torch = pytest.importorskip("torch")
     pytest.importorskip("array_api_compat")   # gymnasium's torch conversion needs it too
-    ref, env = pair(NEXT)    # (SAME_STEP's object-array final_obs cannot go to torch, on Sync too)
+    # (SAME_STEP's object-array final_obs cannot become a tensor, on SyncVectorEnv neither)
+    ref, env = pair(mode)
     wref, wenv = W.NumpyToTorch(ref), W.NumpyToTorch(env)
     o_ref, _ = wref.reset(seed=1)
     o, _ = wenv.reset(seed=1)
@@ -226,5 +228,10 @@ def test_numpy_to_torch():
         assert set(got[4]) == set(want[4])
         for k, v in want[4].items():
             assert torch.equal(got[4][k], v)
-        dones += int((want[2] | want[3]).sum())
+        done = want[2] | want[3]
+        dones += int(done.sum())
+        if mode == DISABLED and done.any():
+            o_ref, _ = wref.reset(options={"reset_mask": done.clone()})
+            o, _ = wenv.reset(options={"reset_mask": done.clone()})
+            assert torch.equal(o, o_ref)
     assert dones >= 2

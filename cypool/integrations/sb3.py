@@ -53,7 +53,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "cypool.integrations.sb3 needs Stable-Baselines3: pip install 'cypool[sb3]' "
         "(or pip install stable-baselines3)") from exc
 
-__all__ = ["SB3VecEnv", "to_sb3"]
+__all__ = ["SB3VecEnv", "split_info", "to_sb3"]
 
 # Keys that gymnasium vector wrappers add to the top-level info of the step where an episode
 # ends (RecordEpisodeStatistics). Under SAME_STEP that top-level info is otherwise the reset
@@ -129,13 +129,16 @@ class SB3VecEnv(VecEnv):
 
     def __init__(self, env: gym.vector.VectorEnv):
         if not isinstance(env, gym.vector.VectorEnv):
-            raise TypeError(f"to_sb3 needs a gymnasium.vector.VectorEnv (e.g. cypool.make_vec(...)), "
-                            f"got {type(env).__name__}")
+            raise TypeError("to_sb3 needs a gymnasium.vector.VectorEnv (e.g. "
+                            f"cypool.make_vec(...)), got {type(env).__name__}")
         mode = env.metadata.get("autoreset_mode")
         if mode is not AutoresetMode.SAME_STEP:
             raise ValueError(
                 "SB3 resets an env in the step where it ends; make the env with "
                 f"autoreset_mode='same_step' (this one has {mode!r})")
+        if getattr(env.unwrapped, "is_async", False):
+            raise ValueError("SB3 steps every env at every step; make the env without "
+                             "batch_size (sync mode) for to_sb3")
         self.env = env
         self._actions: np.ndarray | None = None
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
@@ -344,7 +347,8 @@ def to_sb3(env: gym.vector.VectorEnv | str, num_envs: int | None = None,
     Raises
     ------
     ValueError
-        If the env does not auto-reset in the same step.
+        If the env does not auto-reset in the same step, or is asynchronous
+        (``batch_size < num_envs``).
     TypeError
         If ``env`` is not a gymnasium vector env, or ``num_envs``/kwargs come with an env object.
     """
