@@ -29,11 +29,12 @@ def _make(system, task, n, threads, batch):
         import cypool
 
         kw = {} if system == "cypool" else {"batch_size": batch}
+        if task in ATARI:   # the preprocessing every system gets: no FIRE reset, no clipping
+            kw.update(use_fire_reset=False, episodic_life=False, reward_clip=False)
         env = cypool.make_vec(task, n, num_threads=threads, **kw)
         delay = float(os.environ.get("CYPOOL_BENCH_SLOWDOWN_US", "0")) * 1e-6
         if system == "cypool-async":
             env.async_reset()
-            ids = [None]
 
             def step(a):
                 _, _, _, _, info = env.recv()

@@ -36,37 +36,14 @@ from libcpp.vector cimport vector
 from cypool.atari._ale.ale_interface cimport (
     Action, ALEInterface, LOGGER_ERROR, PLAYER_A_FIRE, logger_set_mode)
 
-cdef extern from "_ale_shim.hpp" nogil:
-    enum:
-        CP_ALE_OK
-        CP_ALE_ERR_EXCEPTION
-        CP_ALE_ERR_UNKNOWN
-        CP_ALE_ERR_ARG
-        CP_ALE_ERR_NO_ROM
-        CP_ALE_ERR_ROM
-        CP_ALE_NUM_ACTIONS
-        CP_ALE_RAM_SIZE
-    const char* cp_ale_last_error() noexcept
-    int cp_ale_create(ALEInterface** out) noexcept
-    void cp_ale_destroy(ALEInterface* ale) noexcept
-    int cp_ale_set_int(ALEInterface* ale, const char* key, int value) noexcept
-    int cp_ale_set_float(ALEInterface* ale, const char* key, float value) noexcept
-    int cp_ale_set_bool(ALEInterface* ale, const char* key, int value) noexcept
-    int cp_ale_load_rom(ALEInterface* ale, const char* path) noexcept
-    int cp_ale_seed(ALEInterface* ale, int seed) noexcept
-    int cp_ale_reset_game(ALEInterface* ale) noexcept
-    int cp_ale_act(ALEInterface* ale, int action, float paddle_strength, int* reward) noexcept
-    int cp_ale_game_over(ALEInterface* ale, int with_truncation, int* out) noexcept
-    int cp_ale_game_truncated(ALEInterface* ale, int* out) noexcept
-    int cp_ale_lives(ALEInterface* ale, int* out) noexcept
-    int cp_ale_frame_number(ALEInterface* ale, int* out) noexcept
-    int cp_ale_episode_frame_number(ALEInterface* ale, int* out) noexcept
-    int cp_ale_screen_shape(ALEInterface* ale, int* height, int* width) noexcept
-    int cp_ale_screen_grayscale(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
-    int cp_ale_screen_rgb(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
-    int cp_ale_ram(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
-    int cp_ale_legal_actions(ALEInterface* ale, int* out, size_t capacity, size_t* count) noexcept
-    int cp_ale_minimal_actions(ALEInterface* ale, int* out, size_t capacity, size_t* count) noexcept
+# The shim's declarations live in cypool/atari/_ale_shim.pxd (one .pxd per header).
+from cypool.atari._ale_shim cimport (
+    CP_ALE_OK, CP_ALE_NUM_ACTIONS, cp_ale_last_error, cp_ale_create, cp_ale_destroy,
+    cp_ale_set_int, cp_ale_set_float, cp_ale_set_bool, cp_ale_load_rom, cp_ale_seed,
+    cp_ale_reset_game, cp_ale_act, cp_ale_game_over, cp_ale_game_truncated, cp_ale_lives,
+    cp_ale_frame_number, cp_ale_episode_frame_number, cp_ale_screen_shape,
+    cp_ale_screen_grayscale, cp_ale_screen_rgb, cp_ale_ram, cp_ale_legal_actions,
+    cp_ale_minimal_actions)
 
 
 cdef int play(ALEInterface* ale, int seed, int reseed_at, const int* actions, int n,

@@ -178,12 +178,18 @@ cdef class Engine:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
         cdef int64_t j
         cdef uint8_t* ops = self.ops
+        # resets first: they can be long (ALE plays its start-up frames), and a long job taken
+        # last leaves the other threads idle
         for i in range(n):
-            if ops[i] != OP_NONE:
+            if ops[i] == OP_RESET:
                 self.batch_ids[k] = i
                 k += 1
-            else:
+            elif ops[i] == OP_NONE:
                 self.run_one(i, OP_NONE)
+        for i in range(n):
+            if ops[i] != OP_RESET and ops[i] != OP_NONE:
+                self.batch_ids[k] = i
+                k += 1
         cp_async_push_work(self.aq, self.batch_ids, k)
         while cp_async_try_pop_work(self.aq, &j) == 0:
             self.run_one(j, ops[j])

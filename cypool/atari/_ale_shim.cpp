@@ -54,10 +54,11 @@ int check_loaded(const ale::ALEInterface* ale) noexcept {
   return CP_ALE_OK;
 }
 
-// ALEInterface::loadROM calls std::exit when the file is missing or no game
-// matches it, so those cases are detected here first, the same way it decides:
-// a game matches by the file's MD5 or by its file name.
-int check_rom_file(const std::filesystem::path& path) {
+// ALEInterface::loadROM calls std::exit when the file is missing, when no game
+// matches it, or when a file matched by name only is no cartridge, so files are
+// checked here first: it must exist and have the MD5 of the game ALE matches it to.  On success *game holds
+// ALE's description of the game (action sets, modes), built without an emulator.
+int open_rom(const std::filesystem::path& path, std::unique_ptr<ale::RomSettings>* game) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     set_error(("ROM file not found: " + path.string()).c_str());
@@ -72,13 +73,27 @@ int check_rom_file(const std::filesystem::path& path) {
                                         std::istreambuf_iterator<char>());
   const std::string md5 =
       ale::stella::MD5(image.data(), static_cast<std::uint32_t>(image.size()));
-  std::unique_ptr<ale::RomSettings> game(ale::buildRomRLWrapper(path, md5));
-  if (!game) {
+  game->reset(ale::buildRomRLWrapper(path, md5));
+  if (!*game) {
     set_error(("not a ROM supported by ALE (unknown MD5 and file name): " +
                path.string()).c_str());
     return CP_ALE_ERR_ROM;
   }
+  // ALE accepts a file that only has a game's name, with a warning, and then exits the
+  // process if the emulator cannot make a cartridge of it; ale-py refuses such files
+  // (it checks the MD5 too), and so does cypool.
+  if ((*game)->md5() != md5) {
+    set_error(("ROM file " + path.string() + " is not ALE's " + (*game)->rom() +
+               " ROM (MD5 " + md5 + ", expected " + (*game)->md5() + ")").c_str());
+    game->reset();
+    return CP_ALE_ERR_ROM;
+  }
   return CP_ALE_OK;
+}
+
+int check_rom_file(const std::filesystem::path& path) {
+  std::unique_ptr<ale::RomSettings> game;
+  return open_rom(path, &game);
 }
 
 // Copies an ALE vector (actions, modes, difficulties) into a caller's int buffer.
@@ -145,6 +160,32 @@ int cp_ale_load_rom(ale::ALEInterface* ale, const char* path) noexcept {
     if (status != CP_ALE_OK) return status;
     ale->loadROM(rom);
     return CP_ALE_OK;
+  });
+}
+
+int cp_ale_rom_info(const char* path, int* minimal, std::size_t* n_minimal, int* legal,
+                    std::size_t* n_legal, int* modes, std::size_t modes_capacity,
+                    std::size_t* n_modes, int* difficulties,
+                    std::size_t difficulties_capacity, std::size_t* n_difficulties) noexcept {
+  if (path == nullptr || minimal == nullptr || n_minimal == nullptr || legal == nullptr ||
+      n_legal == nullptr || n_modes == nullptr || n_difficulties == nullptr ||
+      (modes == nullptr && modes_capacity > 0) ||
+      (difficulties == nullptr && difficulties_capacity > 0)) {
+    return arg_error("null argument");
+  }
+  return guarded([&]() -> int {
+    std::unique_ptr<ale::RomSettings> game;
+    int status = open_rom(std::filesystem::path(path), &game);
+    if (status == CP_ALE_OK)
+      status = copy_values(game->getMinimalActionSet(), minimal, CP_ALE_NUM_ACTIONS, n_minimal);
+    if (status == CP_ALE_OK)
+      status = copy_values(game->getAllActions(), legal, CP_ALE_NUM_ACTIONS, n_legal);
+    if (status == CP_ALE_OK)
+      status = copy_values(game->getAvailableModes(), modes, modes_capacity, n_modes);
+    if (status == CP_ALE_OK)
+      status = copy_values(game->getAvailableDifficulties(), difficulties,
+                           difficulties_capacity, n_difficulties);
+    return status;
   });
 }
 

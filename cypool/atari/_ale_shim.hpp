@@ -63,10 +63,22 @@ int cp_ale_set_int(ale::ALEInterface* ale, const char* key, int value) noexcept;
 int cp_ale_set_float(ale::ALEInterface* ale, const char* key, float value) noexcept;
 int cp_ale_set_bool(ale::ALEInterface* ale, const char* key, int value) noexcept;
 
-// Loads a ROM and resets the console.  The file is checked first (exists, and
-// ALE knows the game by MD5 or by its snake_case file name), because ALE would
-// call std::exit on those errors: they come back as CP_ALE_ERR_ROM instead.
+// Loads a ROM and resets the console.  The file is checked first: it must exist
+// and be the ROM of a game ALE knows (found by MD5 or by its snake_case file
+// name, and then with that game's MD5, as ale-py requires), because ALE would
+// call std::exit on those errors (a file with a game's name that is no
+// cartridge): they come back as CP_ALE_ERR_ROM instead.
 int cp_ale_load_rom(ale::ALEInterface* ale, const char* path) noexcept;
+
+// What a ROM offers, from ALE's table of games and without an emulator (a ROM
+// load costs ~0.1 s, mostly building the colour-averaging palette): its minimal
+// and full (legal) action sets (CP_ALE_NUM_ACTIONS entries always suffice), game
+// modes and difficulties.  Counts are set even when a capacity is too small
+// (then CP_ALE_ERR_ARG).  A missing or unknown ROM is CP_ALE_ERR_ROM.
+int cp_ale_rom_info(const char* path, int* minimal, std::size_t* n_minimal, int* legal,
+                    std::size_t* n_legal, int* modes, std::size_t modes_capacity,
+                    std::size_t* n_modes, int* difficulties,
+                    std::size_t difficulties_capacity, std::size_t* n_difficulties) noexcept;
 
 // Seeds ALE's environment RNG (sticky actions) the way gymnasium's AtariEnv
 // and ale-py's vector env do: sets "random_seed" and reloads the current ROM.

@@ -39,6 +39,10 @@ cdef extern from "_ale_shim.hpp" nogil:
     int cp_ale_set_bool(ALEInterface* ale, const char* key, int value) noexcept
 
     int cp_ale_load_rom(ALEInterface* ale, const char* path) noexcept
+    int cp_ale_rom_info(const char* path, int* minimal, size_t* n_minimal, int* legal,
+                        size_t* n_legal, int* modes, size_t modes_capacity, size_t* n_modes,
+                        int* difficulties, size_t difficulties_capacity,
+                        size_t* n_difficulties) noexcept
     int cp_ale_reload_rom(ALEInterface* ale) noexcept
     int cp_ale_seed(ALEInterface* ale, int seed) noexcept
     int cp_ale_set_mode(ALEInterface* ale, int mode) noexcept

@@ -1,0 +1,490 @@
+"""Atari pool: one ALEInterface per env, EnvPool's preprocessing, gymnasium-exact frames.
+
+Kernel contract: iteration i touches only env i's engine state, slots[i], and row i of each
+output buffer; no shared writes, allocation, Python objects or GIL inside the loop.
+
+Data flow: the façade validates the action indices and copies them into `actions` (int32);
+Engine.run() calls env_step/env_reset below for each env on OpenMP threads. A step plays
+frame_skip frames through the noexcept ALE shim, grabs the last two screens (grayscale or RGB
+straight from ALE's palette), max-pools them, resizes with the precomputed OpenCV-equivalent
+tables (_preprocess.pxd), and pushes the frame onto the stack that lives in env i's
+observation row (so with copy=False the returned views are the stacks themselves: read
+them, never write them). Every buffer is allocated at construction; the loop allocates
+nothing.
+
+Semantics, chosen so that with use_fire_reset=False, episodic_life=False, reward_clip=False
+a pool is bit-identical to gymnasium's AtariPreprocessing + FrameStackObservation pipeline:
+  * seeding (family.seed_env): ale-py's AtariEnv.seed_game: SeedSequence(seed) gives
+    (np_seed, ale_seed); ALE's random_seed is int32(ale_seed), applied here by reloading the
+    ROM at the env's next reset; the no-op generator is PCG64(SeedSequence(np_seed)).
+  * reset: reset_game, then U[1, noop_max] no-ops drawn with numpy's bounded-integer
+    algorithm from that generator (Generator.integers(1, noop_max + 1)); a game over during
+    the no-ops restarts the game. With a FIRE reset (EnvPool's default), one no-op fewer and
+    then FIRE, as EnvPool. The reset frame fills the whole stack.
+  * step: frame_skip frames, rewards summed; the loop stops at a game over *before* grabbing
+    that frame (gymnasium), so an early end repeats the stale buffers as gymnasium does.
+  * EnvPool's options on top: episodic_life ends the episode on a life loss and the next
+    reset continues the same game (no reset_game, stack kept); reward_clip gives the sign;
+    truncation at max_episode_steps agent steps since the game was reset, truncation winning
+    over termination; info: lives, unclipped reward, terminated (real game over),
+    elapsed_step (and the RAM when asked).
+
+Known departures, each deliberate:
+  * from EnvPool: the no-op counts come from ale-py's seeding (PCG64 per env, reseedable by
+    reset(seed=)) instead of EnvPool's mt19937 seeded once with seed + env_id (same
+    distribution, other streams); a game over inside the frame skip keeps gymnasium's stale
+    frame where EnvPool grabs the terminal frame un-pooled; a plain reset() in the middle of
+    an episode restarts the game even with episodic_life (EnvPool's keeps playing).
+  * from gymnasium: the time limit is EnvPool's (agent steps), not ALE's 108,000 frames
+    counted with the no-ops; a game over during the no-ops of a *seeded* reset restarts the
+    game without reseeding (gymnasium reseeds; no game ends within 30 frames of its start).
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdio cimport snprintf
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memmove, memset
+from libc.stddef cimport size_t
+from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+cimport numpy as cnp
+from numpy.random.c_distributions cimport random_bounded_uint64
+
+import numpy as np
+
+from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool.atari._ale.ale_interface cimport ALEInterface
+from cypool.atari._ale.version cimport ALE_VERSION
+from cypool.atari._ale_shim cimport (
+    CP_ALE_OK, CP_ALE_NUM_ACTIONS, CP_ALE_RAM_SIZE, CP_ALE_LOG_ERROR,
+    cp_ale_last_error, cp_ale_set_log_level, cp_ale_create, cp_ale_destroy, cp_ale_set_int,
+    cp_ale_set_float, cp_ale_load_rom, cp_ale_rom_info, cp_ale_set_mode, cp_ale_set_difficulty,
+    cp_ale_reset_game, cp_ale_act, cp_ale_game_over, cp_ale_lives, cp_ale_screen_grayscale,
+    cp_ale_screen_rgb, cp_ale_ram, cp_ale_minimal_actions)
+from cypool.atari._preprocess cimport (ResizePlan, resize_frame, max_into)
+
+cnp.import_array()
+
+
+# ALE prints a banner and per-load notes at Info level; keep stderr for real errors.
+cp_ale_set_log_level(CP_ALE_LOG_ERROR)
+
+cdef enum:
+    RAW_H = 210            # ALE's screen, the same for every game
+    RAW_W = 160
+    MAX_MODES = 256        # more modes than any game has
+    # columns of the info matrix
+    INFO_LIVES = 0
+    INFO_REWARD = 1
+    INFO_TERMINATED = 2
+    INFO_ELAPSED = 3
+    INFO_RAM = 4           # CP_ALE_RAM_SIZE columns, only with ram_info
+INFO_COLUMNS = {"lives": INFO_LIVES, "reward": INFO_REWARD, "terminated": INFO_TERMINATED,
+                "elapsed_step": INFO_ELAPSED, "ram": INFO_RAM}
+RAM_SIZE = CP_ALE_RAM_SIZE
+
+
+def ale_version():
+    """Version of the ALE core linked into this module."""
+    return ALE_VERSION.decode()
+
+
+# Per-env state, one C struct per env (calloc'd array), touched only by the thread running
+# that env.
+ctypedef struct AleEnv:
+    ALEInterface* ale
+    uint8_t* buf0          # the step's last frame (and the reset frame); holds the pooled max
+    uint8_t* buf1          # the frame before it (zeroed at reset, as gymnasium does)
+    float* hsum            # resize scratch: horizontal sums, src_h x dst_w floats
+    float* acc             # resize scratch: one output row of floats
+    int lives              # lives after the last step or reset
+    int64_t game_steps     # agent steps since the game was last reset (EnvPool's elapsed_step)
+    int life_lost          # the last step ended an episode by losing a life (episodic_life)
+    int loaded             # a ROM is loaded
+    int seed_pending       # apply ale_seed (reload the ROM) at the next reset
+    int32_t ale_seed
+
+
+cdef inline double _sign(double x) noexcept nogil:
+    return 1.0 if x > 0 else (-1.0 if x < 0 else 0.0)
+
+
+cdef class AlePool(Engine):
+    """num_envs emulators of one game. Built by cypool.atari.family; not public."""
+    cdef AleEnv* envs
+    cdef ResizePlan plan
+    cdef object _plan_arrays          # keeps the plan's tables alive
+    cdef bytes _rom
+    cdef const char* rom_c
+    cdef int32_t* act_p
+    cdef readonly object actions      # (num_envs,) int32 action indices, set by the façade
+    cdef int aset[CP_ALE_NUM_ACTIONS]     # ALE action id of each action index
+    cdef readonly int n_actions
+    cdef int frame_skip, noop_max, fire_reset, episodic_life, reward_clip, ram_info
+    cdef int channels, mode, difficulty
+    cdef float sticky
+    cdef Py_ssize_t raw_size, frame_size
+    cdef readonly int stack_num
+    cdef readonly int64_t max_steps   # truncation limit in agent steps (0: none)
+    cdef list _modes, _difficulties
+
+    def __cinit__(self, *args, **kwargs):
+        self.envs = NULL
+
+    def __init__(self, str rom_path, Py_ssize_t num_envs, int num_threads,
+                 long long max_episode_steps, dict cfg, dict plan, Py_ssize_t info_width):
+        """cfg: frame_skip, noop_max, stack_num, gray_scale, img_height, img_width,
+        episodic_life, reward_clip, use_fire_reset, full_action_space,
+        repeat_action_probability, mode, difficulty (-1: the game's default), ram_info."""
+        cdef Py_ssize_t i
+        cdef int h = cfg["img_height"], w = cfg["img_width"]
+        self.frame_skip = cfg["frame_skip"]
+        self.noop_max = cfg["noop_max"]
+        self.stack_num = cfg["stack_num"]
+        self.channels = 1 if cfg["gray_scale"] else 3
+        self.episodic_life = cfg["episodic_life"]
+        self.reward_clip = cfg["reward_clip"]
+        self.ram_info = cfg["ram_info"]
+        self.sticky = cfg["repeat_action_probability"]
+        self.mode = cfg["mode"]
+        self.difficulty = cfg["difficulty"]
+        self.max_steps = max_episode_steps
+        self.raw_size = RAW_H * RAW_W * self.channels
+        self.frame_size = <Py_ssize_t> self.channels * h * w
+        self._rom = rom_path.encode()
+        self.rom_c = self._rom
+        self._set_plan(plan)
+        # Truncation is done here (EnvPool counts steps since the game was reset, which an
+        # episodic-life reset does not restart), so the engine's own limit is off.
+        self._init_engine(num_envs, num_threads, 0, (self.stack_num * self.channels, h, w),
+                          np.uint8, info_width)
+        self.actions = np.zeros(num_envs, np.int32)
+        self.act_p = <int32_t*> cnp.PyArray_DATA(self.actions)
+        self.envs = <AleEnv*> calloc(num_envs, sizeof(AleEnv))
+        if self.envs == NULL:
+            raise MemoryError("cypool: cannot allocate the Atari envs")
+        for i in range(num_envs):
+            self.envs[i].buf0 = <uint8_t*> calloc(self.raw_size, 1)
+            self.envs[i].buf1 = <uint8_t*> calloc(self.raw_size, 1)
+            self.envs[i].hsum = <float*> calloc(RAW_H * max(w, 1), sizeof(float))
+            self.envs[i].acc = <float*> calloc(max(w, 1), sizeof(float))
+            if (self.envs[i].buf0 == NULL or self.envs[i].buf1 == NULL
+                    or self.envs[i].hsum == NULL or self.envs[i].acc == NULL):
+                raise MemoryError("cypool: cannot allocate the Atari frame buffers")
+        self._create(cfg["full_action_space"], cfg["use_fire_reset"])
+
+    def _set_plan(self, dict plan):
+        arrays = {k: np.ascontiguousarray(plan[k]) for k in ("xi", "yi", "xw", "yw", "xa", "yb")}
+        for k in ("xi", "yi", "xa", "yb"):
+            arrays[k] = np.ascontiguousarray(arrays[k], dtype=np.int32)
+        for k in ("xw", "yw"):
+            arrays[k] = np.ascontiguousarray(arrays[k], dtype=np.float32)
+        self._plan_arrays = arrays
+        self.plan.mode = plan["mode"]
+        self.plan.src_h = plan["src_h"]
+        self.plan.src_w = plan["src_w"]
+        self.plan.dst_h = plan["dst_h"]
+        self.plan.dst_w = plan["dst_w"]
+        self.plan.tx = plan["tx"]
+        self.plan.ty = plan["ty"]
+        self.plan.kx = plan["kx"]
+        self.plan.ky = plan["ky"]
+        self.plan.inv_area = plan["inv_area"]
+        self.plan.half_up = plan["half_up"]
+        self.plan.xi = <const int32_t*> cnp.PyArray_DATA(arrays["xi"])
+        self.plan.yi = <const int32_t*> cnp.PyArray_DATA(arrays["yi"])
+        self.plan.xw = <const float*> cnp.PyArray_DATA(arrays["xw"])
+        self.plan.yw = <const float*> cnp.PyArray_DATA(arrays["yw"])
+        self.plan.xa = <const int32_t*> cnp.PyArray_DATA(arrays["xa"])
+        self.plan.yb = <const int32_t*> cnp.PyArray_DATA(arrays["yb"])
+
+    def _create(self, bint full_action_space, bint use_fire_reset):
+        """Create the emulators and read the game's action sets, modes and difficulties
+        from ALE's game table. No ROM is loaded yet: every env loads it at its first reset,
+        which always brings a seed (the façade seeds each env before its first reset), and
+        a load costs ~0.1 s (ALE rebuilds its colour-averaging palette), so loading here
+        too would double the start-up time; the first reset loads in parallel."""
+        cdef Py_ssize_t i, n = self.num_envs
+        cdef int rc = CP_ALE_OK
+        cdef int minimal[CP_ALE_NUM_ACTIONS]
+        cdef int legal[CP_ALE_NUM_ACTIONS]
+        cdef int modes[MAX_MODES]
+        cdef int diffs[MAX_MODES]
+        cdef size_t n_min = 0, n_legal = 0, n_modes = 0, n_diffs = 0
+        rc = cp_ale_rom_info(self.rom_c, minimal, &n_min, legal, &n_legal, modes, MAX_MODES,
+                             &n_modes, diffs, MAX_MODES, &n_diffs)
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE cannot use the ROM {self._rom.decode()}: "
+                               f"{cp_ale_last_error().decode()}")
+        self._modes = [modes[k] for k in range(n_modes)]
+        self._difficulties = [diffs[k] for k in range(n_diffs)]
+        if self.mode >= 0:
+            self._check_choice("mode", self.mode, self._modes)
+        if self.difficulty >= 0:
+            self._check_choice("difficulty", self.difficulty, self._difficulties)
+        if full_action_space:
+            memcpy(self.aset, legal, n_legal * sizeof(int))
+            self.n_actions = <int> n_legal
+        else:
+            memcpy(self.aset, minimal, n_min * sizeof(int))
+            self.n_actions = <int> n_min
+        # EnvPool presses FIRE at reset when action 1 (FIRE) is in the game's action set.
+        self.fire_reset = 0
+        if use_fire_reset:
+            for i in range(self.n_actions):
+                if self.aset[i] == 1:
+                    self.fire_reset = 1
+        with nogil:
+            for i in range(n):
+                rc = cp_ale_create(&self.envs[i].ale)
+                if rc == CP_ALE_OK:
+                    rc = cp_ale_set_float(self.envs[i].ale, b"repeat_action_probability",
+                                          self.sticky)
+                if rc != CP_ALE_OK:
+                    break
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: cannot create an ALE emulator: "
+                               f"{cp_ale_last_error().decode()}")
+
+    def _check_choice(self, name, value, allowed):
+        if value not in allowed:
+            raise ValueError(f"{name}={value} is not offered by this game; it has "
+                             f"{name}s {allowed}")
+
+    @property
+    def available_modes(self):
+        return list(self._modes)
+
+    @property
+    def available_difficulties(self):
+        return list(self._difficulties)
+
+    def __dealloc__(self):
+        cdef Py_ssize_t i
+        if self.envs != NULL:
+            for i in range(self.num_envs):
+                cp_ale_destroy(self.envs[i].ale)
+                free(self.envs[i].buf0)
+                free(self.envs[i].buf1)
+                free(self.envs[i].hsum)
+                free(self.envs[i].acc)
+            free(self.envs)
+
+    # ------------------------------------------------------------------ Python side
+    @property
+    def action_set(self):
+        """ALE action ids of the action indices 0..n_actions-1."""
+        return [self.aset[k] for k in range(self.n_actions)]
+
+    @property
+    def fire_on_reset(self):
+        return bool(self.fire_reset)
+
+    def set_ale_seed(self, Py_ssize_t i, int seed):
+        """ALE's random_seed for env i, applied (ROM reload) at its next reset."""
+        self.envs[i].ale_seed = seed
+        self.envs[i].seed_pending = 1
+
+    def set_actions(self, actions, ids):
+        """Copy validated action indices for envs `ids` (None: all)."""
+        if ids is None:
+            self.actions[:] = actions
+        else:
+            self.actions[ids] = actions
+
+    def lives(self):
+        return np.array([self.envs[i].lives for i in range(self.num_envs)], np.int32)
+
+    def game_steps(self):
+        return np.array([self.envs[i].game_steps for i in range(self.num_envs)], np.int64)
+
+    # ------------------------------------------------------------------ kernel
+    cdef int _fail(self, Py_ssize_t i, const char* where) noexcept nogil:
+        snprintf(self.slots[i].errmsg, ERRMSG_LEN, "ALE %s: %s", where, cp_ale_last_error())
+        return ST_ENGINE_ERROR
+
+    cdef inline int _grab(self, AleEnv* e, uint8_t* out) noexcept nogil:
+        if self.channels == 1:
+            return cp_ale_screen_grayscale(e.ale, out, self.raw_size)
+        return cp_ale_screen_rgb(e.ale, out, self.raw_size)
+
+    cdef int _info(self, Py_ssize_t i, AleEnv* e, double raw_reward, int over) noexcept nogil:
+        cdef double* row = self.info_p + i * self.info_w
+        cdef uint8_t ram[CP_ALE_RAM_SIZE]
+        cdef int k
+        row[INFO_LIVES] = e.lives
+        row[INFO_REWARD] = raw_reward
+        row[INFO_TERMINATED] = over
+        row[INFO_ELAPSED] = <double> e.game_steps
+        if self.ram_info:
+            if cp_ale_ram(e.ale, ram, CP_ALE_RAM_SIZE) != CP_ALE_OK:
+                return self._fail(i, "getRAM")
+            for k in range(CP_ALE_RAM_SIZE):
+                row[INFO_RAM + k] = ram[k]
+        return ST_OK
+
+    cdef void _push(self, Py_ssize_t i, AleEnv* e, int push_all) noexcept nogil:
+        """Resize buf0 into the newest stack slot of obs row i (oldest frame first). A full
+        push (reset) copies it into every slot; otherwise the older frames shift down by one
+        (a memmove of a few tens of kB, cheaper than any bookkeeping for a ring)."""
+        cdef uint8_t* row = <uint8_t*> (self.obs_p + i * self.obs_row)
+        cdef Py_ssize_t f = self.frame_size, k
+        cdef uint8_t* newest = row + (self.stack_num - 1) * f
+        if not push_all and self.stack_num > 1:
+            memmove(row, row + f, (self.stack_num - 1) * f)
+        resize_frame(&self.plan, e.buf0, self.channels, newest, e.hsum, e.acc)
+        if push_all:
+            for k in range(self.stack_num - 1):
+                memcpy(row + k * f, newest, f)
+
+    cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
+        cdef AleEnv* e = &self.envs[i]
+        cdef int over = 0, r = 0, push_all = 1, k, noops = 0
+        if e.seed_pending or not e.loaded:
+            # ale-py's seed_game + load_game: the seed takes effect by loading the ROM.
+            if cp_ale_set_int(e.ale, b"random_seed", e.ale_seed) != CP_ALE_OK:
+                return self._fail(i, "setInt(random_seed)")
+            if cp_ale_load_rom(e.ale, self.rom_c) != CP_ALE_OK:
+                return self._fail(i, "loadROM")
+            if self.mode >= 0 and cp_ale_set_mode(e.ale, self.mode) != CP_ALE_OK:
+                return self._fail(i, "setMode")
+            if self.difficulty >= 0 and cp_ale_set_difficulty(e.ale, self.difficulty) != CP_ALE_OK:
+                return self._fail(i, "setDifficulty")
+            e.loaded = 1
+            e.seed_pending = 0
+            e.life_lost = 0
+        if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
+            return self._fail(i, "game_over")
+        # EnvPool's episodic life: after a life loss the same game goes on (no reset_game,
+        # stack kept); a game over or the time limit resets it.
+        if (self.episodic_life and e.life_lost and not over
+                and not (self.max_steps > 0 and e.game_steps >= self.max_steps)):
+            push_all = 0
+        else:
+            if cp_ale_reset_game(e.ale) != CP_ALE_OK:
+                return self._fail(i, "reset_game")
+            e.game_steps = 0
+        e.life_lost = 0
+        if self.noop_max > 0:
+            # Generator.integers(1, noop_max + 1): numpy's bounded-integer draw on [1, noop_max]
+            noops = <int> random_bounded_uint64(self.rng[i], 1, <uint64_t> (self.noop_max - 1),
+                                                0, False)
+        if self.fire_reset and noops > 0:
+            noops -= 1                      # EnvPool: U[1, noop_max] - 1 no-ops, then FIRE
+        for k in range(noops):
+            if cp_ale_act(e.ale, 0, 1.0, &r) != CP_ALE_OK:
+                return self._fail(i, "act")
+            if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
+                return self._fail(i, "game_over")
+            if over:
+                if cp_ale_reset_game(e.ale) != CP_ALE_OK:
+                    return self._fail(i, "reset_game")
+                e.game_steps = 0
+                push_all = 1
+        if self.fire_reset:
+            if cp_ale_act(e.ale, 1, 1.0, &r) != CP_ALE_OK:
+                return self._fail(i, "act")
+        if self._grab(e, e.buf0) != CP_ALE_OK:
+            return self._fail(i, "getScreen")
+        memset(e.buf1, 0, self.raw_size)
+        self._push(i, e, push_all)
+        if cp_ale_lives(e.ale, &e.lives) != CP_ALE_OK:
+            return self._fail(i, "lives")
+        if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
+            return self._fail(i, "game_over")
+        return self._info(i, e, 0.0, over)
+
+    cdef int env_step(self, Py_ssize_t i) noexcept nogil:
+        cdef AleEnv* e = &self.envs[i]
+        cdef int a = self.aset[self.act_p[i]]
+        cdef int t, r = 0, over = 0, lives = 0, fs = self.frame_skip
+        cdef int life_loss, truncated
+        cdef double reward = 0.0
+        for t in range(fs):
+            if cp_ale_act(e.ale, a, 1.0, &r) != CP_ALE_OK:
+                return self._fail(i, "act")
+            reward += r
+            if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
+                return self._fail(i, "game_over")
+            if over:
+                break                       # gymnasium: the terminal frame is not grabbed
+            if t == fs - 2:
+                if self._grab(e, e.buf1) != CP_ALE_OK:
+                    return self._fail(i, "getScreen")
+            elif t == fs - 1:
+                if self._grab(e, e.buf0) != CP_ALE_OK:
+                    return self._fail(i, "getScreen")
+        if fs > 1:
+            max_into(e.buf0, e.buf1, self.raw_size)
+        self._push(i, e, 0)
+        if cp_ale_lives(e.ale, &lives) != CP_ALE_OK:
+            return self._fail(i, "lives")
+        e.game_steps += 1
+        life_loss = self.episodic_life and 0 < lives < e.lives
+        truncated = self.max_steps > 0 and e.game_steps >= self.max_steps
+        self.trunc[i] = truncated
+        self.term[i] = (over or life_loss) and not truncated
+        e.life_lost = life_loss and not over
+        e.lives = lives
+        self.rew[i] = _sign(reward) if self.reward_clip else reward
+        return self._info(i, e, reward, over)
+
+
+# ---------------------------------------------------------------------- bench helper
+cdef double _now() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+def per_core_limit(str game, double seconds):
+    """The per-core limit of an env step, in env steps per second: one bare ALE on this
+    thread, each step `act` x4 plus two grayscale screen grabs (what any Atari pipeline must
+    do), random minimal-set actions, reset_game at game over; no preprocessing."""
+    from cypool.atari import games
+
+    name = game if game.endswith(games.SUFFIX) else game + games.SUFFIX
+    cdef bytes path = games.rom_path(games.rom_of(name)).encode()
+    cdef ALEInterface* ale = NULL
+    cdef int actions[CP_ALE_NUM_ACTIONS]
+    cdef size_t count = 0
+    cdef uint8_t* b0 = <uint8_t*> malloc(RAW_H * RAW_W)
+    cdef uint8_t* b1 = <uint8_t*> malloc(RAW_H * RAW_W)
+    cdef int rc, r = 0, over = 0, t
+    cdef uint64_t steps = 0, lcg = 12345
+    cdef double t0, t1 = 0.0
+    if b0 == NULL or b1 == NULL:
+        free(b0)
+        free(b1)
+        raise MemoryError()
+    try:
+        rc = cp_ale_create(&ale)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_load_rom(ale, path)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_minimal_actions(ale, actions, CP_ALE_NUM_ACTIONS, &count)
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE: {cp_ale_last_error().decode()}")
+        with nogil:
+            t0 = _now()
+            while rc == CP_ALE_OK:
+                lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL
+                for t in range(4):
+                    rc = rc | cp_ale_act(ale, actions[(lcg >> 33) % count], 1.0, &r)
+                    if t == 2:
+                        rc = rc | cp_ale_screen_grayscale(ale, b1, RAW_H * RAW_W)
+                    elif t == 3:
+                        rc = rc | cp_ale_screen_grayscale(ale, b0, RAW_H * RAW_W)
+                rc = rc | cp_ale_game_over(ale, 0, &over)
+                if over:
+                    rc = rc | cp_ale_reset_game(ale)
+                steps += 1
+                if steps % 16 == 0:
+                    t1 = _now()
+                    if t1 - t0 >= seconds:
+                        break
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE: {cp_ale_last_error().decode()}")
+        return steps / (t1 - t0)
+    finally:
+        cp_ale_destroy(ale)
+        free(b0)
+        free(b1)
