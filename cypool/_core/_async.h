@@ -18,6 +18,37 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* Before sleeping on a condition variable, a thread spins this long watching for work or
+ * results: a sync batch follows the previous one after only the façade's few tens of
+ * microseconds, and waking a sleeping thread costs as much again. Bounded, so an idle pool
+ * sleeps and an oversubscribed machine loses little. */
+#define CP_SPIN_NS 200000L
+
+static inline long cp_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static inline void cp_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spin until *counter >= want (read without the lock: a hint only) or the time is up. */
+static inline void cp_spin_until(const int64_t* counter, int64_t want, const int* stop) {
+  long until = cp_now_ns() + CP_SPIN_NS;
+  for (int k = 0;; k++) {
+    if (__atomic_load_n(counter, __ATOMIC_ACQUIRE) >= want || __atomic_load_n(stop, __ATOMIC_ACQUIRE))
+      return;
+    cp_cpu_relax();
+    if ((k & 63) == 63 && cp_now_ns() > until) return;
+  }
+}
+
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* workers wait here for ids */
@@ -55,13 +86,16 @@ static inline void cp_async_destroy(cp_async* q) {
 
 static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n) {
   pthread_mutex_lock(&q->mu);
-  for (int64_t k = 0; k < n; k++) q->work[(q->work_head + q->work_len++) % q->cap] = ids[k];
+  for (int64_t k = 0; k < n; k++) q->work[(q->work_head + q->work_len + k) % q->cap] = ids[k];
+  /* lengths are stored atomically: spinning threads read them without the lock */
+  __atomic_store_n(&q->work_len, q->work_len + n, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&q->work_cv);
   pthread_mutex_unlock(&q->mu);
 }
 
 /* Block until an id is queued (0) or the queue is stopped (-1). */
 static inline int cp_async_pop_work(cp_async* q, int64_t* id) {
+  cp_spin_until(&q->work_len, 1, &q->stop);
   pthread_mutex_lock(&q->mu);
   while (q->work_len == 0 && !q->stop) pthread_cond_wait(&q->work_cv, &q->mu);
   if (q->stop) {
@@ -70,7 +104,7 @@ static inline int cp_async_pop_work(cp_async* q, int64_t* id) {
   }
   *id = q->work[q->work_head];
   q->work_head = (q->work_head + 1) % q->cap;
-  q->work_len--;
+  __atomic_store_n(&q->work_len, q->work_len - 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&q->mu);
   return 0;
 }
@@ -85,20 +119,22 @@ static inline int cp_async_try_pop_work(cp_async* q, int64_t* id) {
   }
   *id = q->work[q->work_head];
   q->work_head = (q->work_head + 1) % q->cap;
-  q->work_len--;
+  __atomic_store_n(&q->work_len, q->work_len - 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&q->mu);
   return 0;
 }
 
 static inline void cp_async_push_done(cp_async* q, int64_t id) {
   pthread_mutex_lock(&q->mu);
-  q->done[(q->done_head + q->done_len++) % q->cap] = id;
+  q->done[(q->done_head + q->done_len) % q->cap] = id;
+  __atomic_store_n(&q->done_len, q->done_len + 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&q->done_cv);
   pthread_mutex_unlock(&q->mu);
 }
 
 /* Wait at most timeout_ms (forever if < 0) for `want` results; return how many are ready. */
 static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms) {
+  if (timeout_ms < 0) cp_spin_until(&q->done_len, want, &q->stop);
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_nsec += (long)timeout_ms * 1000000L;
@@ -123,7 +159,7 @@ static inline int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n) {
   if (n > q->done_len) n = q->done_len;
   for (int64_t k = 0; k < n; k++) out[k] = q->done[(q->done_head + k) % q->cap];
   q->done_head = (q->done_head + n) % q->cap;
-  q->done_len -= n;
+  __atomic_store_n(&q->done_len, q->done_len - n, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&q->mu);
   return n;
 }
@@ -131,7 +167,7 @@ static inline int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n) {
 /* Wake every worker and waiter; workers exit after the env they are stepping. */
 static inline void cp_async_stop(cp_async* q) {
   pthread_mutex_lock(&q->mu);
-  q->stop = 1;
+  __atomic_store_n(&q->stop, 1, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&q->work_cv);
   pthread_cond_broadcast(&q->done_cv);
   pthread_mutex_unlock(&q->mu);
