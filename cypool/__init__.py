@@ -81,7 +81,7 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     if max_episode_steps is None:
         max_episode_steps = default_max_episode_steps(env_id)
     elif isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \
-            or max_episode_steps < 1:
+            or not 1 <= max_episode_steps < 2**63:
         raise ValueError(f"max_episode_steps must be an int >= 1 or None, got {max_episode_steps!r}")
     from cypool.vector import parse_autoreset_mode
 

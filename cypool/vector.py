@@ -20,8 +20,10 @@ flight, or receiving more than is in flight, raises instead of hanging.
 """
 from __future__ import annotations
 
+import atexit
 import threading
 import time
+import weakref
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,9 @@ from gymnasium.vector.utils import batch_space
 from cypool.errors import ClosedEnvError, EngineError
 
 _OP_NONE, _OP_STEP, _OP_RESET, _OP_STEP_RESET = 0, 1, 2, 3
+# Pools not closed yet: closed at interpreter exit, before the modules their worker threads
+# need are torn down.
+_LIVE: "weakref.WeakSet[VectorEnv]" = weakref.WeakSet()
 _INFO_STEP, _INFO_RESET = 1, 2
 _MAX_SEED = 2**63  # numpy's SeedSequence takes any non-negative int; keep seeds in int64
 
@@ -66,6 +71,9 @@ class VectorEnv(gym.vector.VectorEnv):
 
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
                  copy: bool = True, batch_size: int | None = None):
+        self._closed = True                      # until construction succeeds (see __del__)
+        self._lock = threading.RLock()           # one caller at a time mutates the pool
+        self._recv_lock = threading.Lock()       # one recv() waits at a time
         self._family = family
         self._engine = family.engine
         self.env_id = env_id
@@ -81,10 +89,13 @@ class VectorEnv(gym.vector.VectorEnv):
         self.render_mode = None
         self.copy = bool(copy)
         self._default_seed = None if seed is None else _check_seed(seed)
-        self._closed = False
+        if self._default_seed is not None and self._default_seed + self.num_envs > _MAX_SEED:
+            raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {seed}")
         self._has_reset = False
         n = self.num_envs
-        self._done = np.zeros(n, np.bool_)       # env ended (term or trunc) at its last step
+        # env ended (or failed) and must reset before stepping: kept by the engine itself, so
+        # no result the façade never gathered (a drained or interrupted batch) is lost
+        self._done = self._engine.done_arr
         self._seeded = np.zeros(n, np.bool_)     # env owns a random stream
         self._ops = self._engine.ops_arr
         self._layout = list(family.info_layout)
@@ -99,16 +110,18 @@ class VectorEnv(gym.vector.VectorEnv):
         self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
         self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
-        self._lock = threading.RLock()           # one caller at a time mutates the pool
+        _LIVE.add(self)
         # sync: the caller steps envs too, so one thread fewer; async: the caller runs the policy
         self._engine.start_workers(self.num_threads if self.is_async else self.num_threads - 1)
+        self._closed = False
 
     # ------------------------------------------------------------------ helpers
     def _check_open(self):
         if self._closed:
             raise ClosedEnvError(f"cypool: this {self.env_id} env is closed")
 
-    def _seed_envs(self, seed, mask):
+    def _parse_seeds(self, seed):
+        """One seed (or None) per env, validated; nothing is applied yet."""
         n = self.num_envs
         if seed is None and not self._has_reset and self._default_seed is not None:
             seed = self._default_seed
@@ -126,6 +139,10 @@ class VectorEnv(gym.vector.VectorEnv):
         else:
             raise TypeError(f"seed must be an int, a list of num_envs ints or None, "
                             f"got {type(seed).__name__}")
+        return seeds
+
+    def _apply_seeds(self, seeds, mask):
+        n = self.num_envs
         # a family may seed its envs its own way (family.seed_env(i, seed or None))
         seeder = getattr(self._family, "seed_env", None)
         for i in range(n):
@@ -143,13 +160,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._engine.run()
         failures = self._engine.failures(None)
         if failures:
-            # the other envs of the batch moved on: keep their done flags in step
-            e = self._engine
-            ran = self._ops != _OP_NONE
-            self._done[ran] = (e.terminated | e.truncated)[ran]
-            ids = [i for i, _ in failures]
-            # A failed env restarts: next step (autoreset) or by the user's reset_mask (DISABLED).
-            self._done[ids] = True
+            # a failed env restarts: next step (autoreset) or by the user's reset_mask (DISABLED)
             raise EngineError(failures)
 
     def _info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
@@ -196,15 +207,15 @@ class VectorEnv(gym.vector.VectorEnv):
         continues each env's stream. The reset runs in the native loop like a step. In async
         mode, results still in flight are waited for and discarded first.
         """
-        with self._lock:
+        with self._recv_lock, self._lock:       # the order recv() takes them in
             self._check_open()
             mask = self._reset_mask(options)
-            self._seed_envs(seed, mask)
-            self._drain()
+            seeds = self._parse_seeds(seed)
+            self._drain()                       # queued autoresets must not use the new seeds
+            self._apply_seeds(seeds, mask)
             self._ops[:] = np.where(mask, _OP_RESET, _OP_NONE)
             self._has_reset = True
             self._run()
-            self._done[mask] = False
             e = self._engine
             return self._out(e.obs), self._info_dict(e.info_kind_arr, e.info)
 
@@ -216,6 +227,8 @@ class VectorEnv(gym.vector.VectorEnv):
         follow the autoreset mode.
         """
         if self.is_async or env_ids is not None:
+            with self._lock:
+                self._check_open()
             if self.is_async and env_ids is None:
                 env_ids = self._default_ids(actions)
             self.send(actions, env_ids)
@@ -239,7 +252,7 @@ class VectorEnv(gym.vector.VectorEnv):
             if self._in_flight.any():
                 raise ValueError("cypool: async_reset() while envs are in flight; recv() "
                                  "them first")
-            self._seed_envs(seed, np.ones(self.num_envs, np.bool_))
+            self._apply_seeds(self._parse_seeds(seed), np.ones(self.num_envs, np.bool_))
             self._has_reset = True
             self._ops[:] = _OP_RESET
             self._dispatch(np.arange(self.num_envs, dtype=np.int64))
@@ -250,6 +263,9 @@ class VectorEnv(gym.vector.VectorEnv):
         idle: sent envs are in flight until ``recv()`` returns them."""
         with self._lock:
             self._check_ready_to_step()
+            if not self.is_async and self._ready_sync is not None:
+                raise ValueError("cypool: send() again before recv(); receive the results of "
+                                 "the previous send() first")
             ids = self._parse_ids(env_ids)
             busy = ids[self._in_flight[ids]]
             if busy.size:
@@ -268,6 +284,10 @@ class VectorEnv(gym.vector.VectorEnv):
         Raises instead of waiting when fewer envs are in flight than a batch needs, and
         TimeoutError after ``timeout`` seconds. Ctrl-C interrupts the wait promptly.
         """
+        with self._recv_lock:
+            return self._recv(timeout)
+
+    def _recv(self, timeout):
         with self._lock:
             self._check_open()
             if not self.is_async:
@@ -283,6 +303,7 @@ class VectorEnv(gym.vector.VectorEnv):
             engine = self._engine
         deadline = None if timeout is None else time.monotonic() + timeout
         while engine.wait_ready(self.batch_size, 50) < self.batch_size:
+            self._check_open()
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"cypool: recv() timed out after {timeout} s")
             # back in Python every 50 ms: a pending KeyboardInterrupt is raised here
@@ -342,7 +363,10 @@ class VectorEnv(gym.vector.VectorEnv):
         return ids.astype(np.int64)
 
     def _default_ids(self, actions):
-        rows = len(np.asarray(actions))
+        try:
+            rows = len(np.asarray(actions))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"actions must be an array with one row per env: {exc}") from None
         if rows == self.num_envs and not self._in_flight.any():
             return None
         if self._last_ids is not None and rows == len(self._last_ids):
@@ -389,20 +413,18 @@ class VectorEnv(gym.vector.VectorEnv):
 
     def _drain(self):
         """Wait for every env in flight and drop the results (reset() in async mode)."""
+        e = self._engine
         if self.is_async and self._in_flight.any():
             k = int(self._in_flight.sum())
-            while self._engine.wait_ready(k, 50) < k:
+            while e.wait_ready(k, 50) < k:
                 pass
-            self._engine.take_ready(k)
+            e.take_ready(k)
         self._in_flight[:] = False
         self._ready_sync = None
 
     def _finish(self, ids):
         failures = self._engine.failures(ids)
         if failures:
-            e = self._engine
-            self._done[ids] = e.terminated[ids] | e.truncated[ids]
-            self._done[[i for i, _ in failures]] = True
             raise EngineError(failures)
         out = self._gather(ids)
         out[4]["env_id"] = ids.astype(np.int32)
@@ -417,16 +439,13 @@ class VectorEnv(gym.vector.VectorEnv):
             obs, rew, term, trunc = (self._out(e.obs), self._out(e.reward),
                                      self._out(e.terminated), self._out(e.truncated))
             kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
-            self._done = e.terminated | e.truncated
         else:
             obs, rew, term, trunc = e.obs[ids], e.reward[ids], e.terminated[ids], e.truncated[ids]
             kinds, mat, fm = e.info_kind_arr[ids], e.info[ids], e.final_mask_arr[ids]
-            self._done[ids] = term | trunc
         info = self._info_dict(kinds, mat, ids)
         if mode == AutoresetMode.SAME_STEP and fm.any():
             rows = np.flatnonzero(fm)
             env_rows = rows if ids is None else ids[rows]
-            self._done[env_rows] = False
             final_obs = np.empty(len(fm), dtype=object)
             for r, i in zip(rows, env_rows):
                 final_obs[r] = e.final_obs[i].copy()
@@ -438,7 +457,11 @@ class VectorEnv(gym.vector.VectorEnv):
         return obs, rew, term, trunc, info
 
     def close_extras(self, **kwargs):
+        # a recv() waiting in another thread sees the env closed within 50 ms and raises
         with self._lock:
+            self._closed = True
+        with self._recv_lock, self._lock:
+            _LIVE.discard(self)
             if self._engine is not None:
                 self._engine.stop_workers()
             self._closed = True
@@ -465,3 +488,12 @@ class VectorEnv(gym.vector.VectorEnv):
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
         return {k: v.copy() for k, v in out.items()} if copy else out
+
+
+@atexit.register
+def _close_live_pools():
+    for env in list(_LIVE):
+        try:
+            env.close()
+        except Exception:
+            pass

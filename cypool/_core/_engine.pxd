@@ -60,11 +60,12 @@ cdef class Engine:
     cdef uint8_t* trunc
     cdef uint8_t* info_kind
     cdef uint8_t* final_mask
+    cdef uint8_t* done            # env must reset before its next step (ended or failed)
     cdef double* info_p
     cdef double* finfo_p
     cdef Py_ssize_t info_w       # doubles per info row
     cdef readonly object ops_arr, obs, reward, terminated, truncated, info, info_kind_arr
-    cdef readonly object final_obs, final_info, final_mask_arr
+    cdef readonly object final_obs, final_info, final_mask_arr, done_arr
     # episode statistics, written by the kernel, readable as arrays without a copy
     cdef double* ep_ret
     cdef int64_t* ep_len

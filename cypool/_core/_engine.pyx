@@ -50,9 +50,10 @@ cdef class Engine:
         self.batch_ids = NULL
 
     def __dealloc__(self):
-        if self.aq != NULL:   # the worker thread holds a reference, so it has exited
-            cp_async_destroy(self.aq)
-            free(self.aq)
+        if self.aq != NULL:
+            # stop_workers() never ran (interpreter teardown): wake the team and leave the
+            # queue allocated, since a worker may still touch it; a leak, not a crash
+            cp_async_stop(self.aq)
         free(self.slots)
         free(self.rng)
         free(self.batch_ids)
@@ -77,6 +78,7 @@ cdef class Engine:
         self.truncated = np.zeros(n, np.bool_)
         self.info_kind_arr = np.zeros(n, np.uint8)
         self.final_mask_arr = np.zeros(n, np.bool_)
+        self.done_arr = np.zeros(n, np.bool_)
         self.info = np.zeros((n, max(info_width, 1)), np.float64)
         self.final_info = np.zeros((n, max(info_width, 1)), np.float64)
         self.ops = <uint8_t*> _data(self.ops_arr)
@@ -88,6 +90,7 @@ cdef class Engine:
         self.trunc = <uint8_t*> _data(self.truncated)
         self.info_kind = <uint8_t*> _data(self.info_kind_arr)
         self.final_mask = <uint8_t*> _data(self.final_mask_arr)
+        self.done = <uint8_t*> _data(self.done_arr)
         self.info_p = <double*> _data(self.info)
         self.finfo_p = <double*> _data(self.final_info)
         self.info_w = self.info.shape[1]
@@ -138,6 +141,7 @@ cdef class Engine:
             self.ep_len[i] = 0
             self.info_kind[i] = INFO_RESET
             s.status = st
+            self.done[i] = st != ST_OK
             return
         self.trunc[i] = 0
         st = self.env_step(i)
@@ -163,6 +167,10 @@ cdef class Engine:
                 self.ep_ret[i] = 0.0
                 self.ep_len[i] = 0
                 self.info_kind[i] = INFO_RESET
+                self.done[i] = st != ST_OK
+                s.status = st
+                return
+        self.done[i] = st != ST_OK or self.term[i] or self.trunc[i]
         s.status = st
 
     cdef void run_all(self) noexcept nogil:
@@ -225,22 +233,29 @@ cdef class Engine:
 
     def submit(self, const int64_t[::1] ids):
         """Queue these envs (their ops_arr entries are set) for the workers."""
+        self._check_team()
         with nogil:
             cp_async_push_work(self.aq, &ids[0], ids.shape[0])
 
     def wait_ready(self, int64_t want, int timeout_ms):
         """Wait up to timeout_ms (GIL released) for `want` finished envs; return how many."""
         cdef int64_t n
+        self._check_team()
         with nogil:
             n = cp_async_wait_done(self.aq, want, timeout_ms)
         return n
 
     def take_ready(self, int64_t n):
         """The n envs that finished first, in completion order."""
+        self._check_team()
         out = np.empty(n, np.int64)
         cdef int64_t[::1] o = out
         cdef int64_t got = cp_async_take_done(self.aq, &o[0], n) if n > 0 else 0
         return out[:got]
+
+    def _check_team(self):
+        if self.aq == NULL:
+            raise RuntimeError("cypool: the pool's worker team is stopped (env closed)")
 
     def stop_workers(self):
         """Stop the workers (each finishes the env it is stepping) and join their thread."""

@@ -68,6 +68,8 @@ cdef inline void resize_plane(const ResizePlan* p, const uint8_t* src, int strid
     cdef int sy, dy, dx, t, k, b, y0, y1
     cdef int W = p.dst_w, tx = p.tx, ty = p.ty, kx = p.kx, ky = p.ky
     cdef Py_ssize_t row_len = <Py_ssize_t> p.src_w * stride
+    # this channel's bytes of a row end at the last pixel, not at the row's end (colour)
+    cdef Py_ssize_t cmp_len = (<Py_ssize_t> p.src_w - 1) * stride + 1
     cdef const uint8_t* row
     cdef const uint8_t* r1
     cdef const float* hrow
@@ -85,7 +87,7 @@ cdef inline void resize_plane(const ResizePlan* p, const uint8_t* src, int strid
         for sy in range(p.src_h):
             row = src + sy * row_len
             h = hsum + sy * W
-            if sy > 0 and memcmp(row, row - row_len, row_len) == 0:
+            if sy > 0 and memcmp(row, row - row_len, cmp_len) == 0:
                 memcpy(h, h - W, W * sizeof(float))
                 continue
             for dx in range(W):

@@ -39,6 +39,9 @@ def task_module(env_id):
 
 def xml_path(xml_file):
     """gymnasium's expand_model_path."""
+    if not isinstance(xml_file, (str, os.PathLike)):
+        raise TypeError(f"xml_file must be a path, got {type(xml_file).__name__}")
+    xml_file = os.fspath(xml_file)
     if xml_file.startswith((".", "/")):
         path = xml_file
     elif xml_file.startswith("~"):
@@ -63,11 +66,18 @@ def merge_kwargs(env_id, mod, kwargs):
     kw = dict(mod.DEFAULTS)
     kw.update(kwargs)
     for k, v in kw.items():
-        if k.endswith("_range") and not (isinstance(v, (tuple, list)) and len(v) == 2):
-            raise TypeError(f"{k} must be a pair (low, high), got {v!r}")
+        if k.endswith("_range"):
+            try:
+                pair = tuple(float(x) for x in v)
+            except (TypeError, ValueError):
+                pair = ()
+            if len(pair) != 2 or any(isinstance(x, (bool, np.bool_, str)) for x in v):
+                raise TypeError(f"{k} must be a pair of numbers (low, high), got {v!r}")
     fs = kw["frame_skip"]
-    if isinstance(fs, bool) or not isinstance(fs, (int, np.integer)) or fs < 1:
-        raise ValueError(f"frame_skip must be an int >= 1, got {fs!r}")
+    if isinstance(fs, bool) or not isinstance(fs, (int, np.integer)):
+        raise TypeError(f"frame_skip must be an int, got {type(fs).__name__}")
+    if not 1 <= fs < 2**31:
+        raise ValueError(f"frame_skip must be in [1, 2**31), got {fs!r}")
     for k, v in kw.items():
         if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
@@ -114,12 +124,15 @@ class MujocoFamily:
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
         dt = model.opt.timestep * kw["frame_skip"]
         self.metadata = {"render_modes": [], "render_fps": int(np.round(1.0 / dt))}
-        self.extra_info = self._warning_info
         self.action_dtype = np.float64
 
     def load_actions(self, actions, env_ids=None):
         """Validate an action batch (rows for env_ids, or for every env) and copy it into C."""
-        a = np.asarray(actions)
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"actions must be an array of shape (num_envs, {self.nu}): {exc}") \
+                from None
         n = self.engine.num_envs if env_ids is None else len(env_ids)
         if a.shape != (n, self.nu):
             raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
@@ -135,7 +148,8 @@ class MujocoFamily:
         self.engine.set_actions(a, env_ids, f32)
         self.action_dtype = np.float32 if f32 else np.float64
 
-    def _warning_info(self, info, kinds, ids):
+    def extra_info(self, info, kinds, ids):
+        """MuJoCo warnings raised during the step, per env (only where there were some)."""
         w = self.engine.warnings if ids is None else self.engine.warnings[ids]
         hit = (kinds == 1) & (w > 0)
         if hit.any():
