@@ -102,7 +102,6 @@ def show_config(file=None) -> dict:
     """Print (and return) how this cypool was built and what it runs on."""
     import sys
 
-    import Cython
     import numpy
     import mujoco
 
@@ -116,7 +115,7 @@ def show_config(file=None) -> dict:
         "openmp_version": _openmp.openmp_version(),
         "omp_max_threads": _openmp.omp_max_threads(),
         "usable_cores": usable_cores(),
-        "cython": Cython.__version__,
+        "cython": _openmp.cython_version(),
         "numpy": numpy.__version__,
         "mujoco_compiled": _mjpool.HEADER_VERSION,
         "mujoco_runtime": _mjpool.runtime_version()[1],

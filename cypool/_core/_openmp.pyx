@@ -15,3 +15,13 @@ def openmp_version():
 def omp_max_threads():
     """omp_get_max_threads(): honours OMP_NUM_THREADS."""
     return cp_omp_max_threads()
+
+
+cdef extern from *:
+    long CYTHON_HEX_VERSION   # defined by the Cython that generated this module
+
+
+def cython_version():
+    """Version of the Cython that compiled the extensions (Cython is not a runtime dependency)."""
+    v = CYTHON_HEX_VERSION
+    return f"{(v >> 24) & 0xFF}.{(v >> 16) & 0xFF}.{(v >> 8) & 0xFF}"
