@@ -161,38 +161,76 @@ def check(path, med):
     return failures
 
 
+def _curve(system, task, points, seconds):
+    """steps/s for each (num_envs, num_threads) point, one process per point."""
+    out = []
+    for n, t in points:
+        res = run_one(dict(system=system, task=task, num_envs=n, num_threads=t,
+                           seconds=seconds), timeout=180)
+        out.append(res.get("steps_per_s", float("nan")))
+    return out
+
+
 def plots(tasks, args, out_dir):
+    """Steps/s against num_envs (1..64, all threads) and against num_threads (16 envs)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     sizes = [1, 2, 4, 8, 16, 32, 64]
+    threads = sorted({1, 2, 4, 8, 16, args.threads} & set(range(1, args.threads + 1)))
     files = []
     for task in tasks:
-        systems = [s for s in available_systems(task) if s not in ("limit", "gym-async")
+        # one process per env for gym-async makes its large sizes meaningless on few cores
+        systems = [s for s in available_systems(task) if s not in ("gym-async",)
                    and not s.endswith("async")]
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
         for system in systems:
-            ys = []
-            for n in sizes:
-                res = run_one(dict(system=system, task=task, num_envs=n,
-                                   num_threads=min(n, args.threads), seconds=args.seconds / 2),
-                              timeout=120)
-                ys.append(res.get("steps_per_s", float("nan")))
-            ax.plot(sizes, ys, marker="o", label=system)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("num_envs")
-        ax.set_ylabel("env steps/s")
-        ax.set_title(f"{task}, {args.threads} threads")
-        ax.legend()
+            if system == "limit":
+                continue
+            a1.plot(sizes, _curve(system, task, [(n, min(n, args.threads)) for n in sizes],
+                                  args.seconds / 2), marker="o", label=system)
+            if system in ("cypool", "envpool"):
+                a2.plot(threads, _curve(system, task, [(16, t) for t in threads],
+                                        args.seconds / 2), marker="o", label=system)
+        lim = _curve("limit", task, [(16, 1)], args.seconds / 2)[0]
+        a2.plot(threads, [lim * t for t in threads], "k--", label="limit × threads")
+        for ax, xl, title in ((a1, "num_envs", f"{args.threads} threads"),
+                              (a2, "num_threads", "16 envs")):
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel(xl)
+            ax.set_ylabel("env steps/s")
+            ax.set_title(f"{task}, {title}")
+            ax.legend(fontsize=8)
         path = os.path.join(out_dir, f"scaling_{task}.png")
         fig.tight_layout()
-        fig.savefig(path, dpi=90)
+        fig.savefig(path, dpi=80)
         plt.close(fig)
         files.append(path)
     return files
+
+
+def memory_table(tasks, systems_for, args):
+    """Construction time and resident memory at 64 envs, and memory per env: (RSS at 64 envs - RSS at
+    1 env) / 63, so the interpreter and imported libraries do not count."""
+    lines = ["| task | system | construct 64 envs (s) | RSS at 64 envs (MiB) | per env (MiB) |",
+             "|---|---|---:|---:|---:|"]
+    for task in tasks:
+        for system in systems_for(task):
+            if system == "limit":
+                continue
+            one, big = (run_one(dict(system=system, task=task, num_envs=n, seconds=0.5,
+                                     num_threads=min(n, args.threads), batch_size=max(1, n // 2)),
+                                timeout=600) for n in (1, 64))
+            if "error" in one or "error" in big:
+                lines.append(f"| {task} | {system} | failed | | |")
+                continue
+            per_env = (big["peak_rss_kb"] - one["peak_rss_kb"]) / 1024 / 63
+            lines.append(f"| {task} | {system} | {big['construct_s']:.2f} | "
+                         f"{big['peak_rss_kb'] / 1024:.0f} | {per_env:.2f} |")
+    return "\n".join(lines)
 
 
 def main(argv=None):
@@ -209,6 +247,8 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=None)
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     p.add_argument("--plots", action="store_true", help="also draw scaling plots (slow)")
+    p.add_argument("--memory", action="store_true",
+                   help="also measure construction time and peak RSS per env at 64 envs")
     args = p.parse_args(argv)
     from cypool._threads import usable_cores
 
@@ -249,6 +289,8 @@ def main(argv=None):
     with open(path, "w") as f:
         json.dump(result, f, indent=1)
     print(f"\nsamples: {path}")
+    if args.memory:
+        print("\n" + memory_table(tasks, systems_for, args))
     if args.plots:
         for f in plots(tasks, args, args.out):
             print(f"plot: {f}")

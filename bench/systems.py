@@ -97,6 +97,30 @@ def _make(system, task, n, threads, batch):
     raise ValueError(f"unknown system {system}")
 
 
+def _rss_kb(pid):
+    """Resident memory of a process now (Linux /proc)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except OSError:
+        return 0
+
+
+def _children(pid):
+    """Every descendant (subprocess systems: gym-async's workers)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        out += kids
+        todo += kids
+    return out
+
+
 def run(spec):
     system, task = spec["system"], spec["task"]
     n, threads, seconds = spec["num_envs"], spec["num_threads"], spec["seconds"]
@@ -122,9 +146,7 @@ def run(spec):
         if k % 8 == 0 and time.perf_counter() - t0 >= seconds:
             break
     elapsed = time.perf_counter() - t0
-    import resource
-
-    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_kb = _rss_kb(os.getpid()) + sum(_rss_kb(c) for c in _children(os.getpid()))
     return {"steps_per_s": k * rows / elapsed, "construct_s": construct_s, "peak_rss_kb": rss_kb}
 
 
