@@ -19,12 +19,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MUJOCO = ["Ant-v5", "Hopper-v5", "Humanoid-v5", "InvertedPendulum-v5"]
 ATARI = ["Pong-v5", "Breakout-v5"]
+_POLICY = False   # --policy: also time cypool with a numpy MLP policy in the loop
 
 
 def available_systems(task):
     systems = ["cypool", "gym-sync", "gym-async", "limit"]
     if _has_async():
         systems.insert(1, "cypool-async")
+    if _POLICY:
+        systems += ["cypool+policy"] + (["cypool-async+policy"] if _has_async() else [])
     if find_spec("envpool") is not None:
         systems += ["envpool", "envpool-async"]
     if task in ATARI:
@@ -247,9 +250,13 @@ def main(argv=None):
     p.add_argument("--seconds", type=float, default=None)
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     p.add_argument("--plots", action="store_true", help="also draw scaling plots (slow)")
+    p.add_argument("--policy", action="store_true",
+                   help="also time cypool sync and async with a numpy MLP policy in the loop")
     p.add_argument("--memory", action="store_true",
                    help="also measure construction time and peak RSS per env at 64 envs")
     args = p.parse_args(argv)
+    global _POLICY
+    _POLICY = args.policy
     from cypool._threads import usable_cores
 
     args.threads = args.threads or usable_cores()

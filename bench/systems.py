@@ -25,6 +25,8 @@ def _actions(space, num_envs, count, seed=0):
 
 def _make(system, task, n, threads, batch):
     """Return (step_fn(actions), single action space, reset_fn)."""
+    if system in ("cypool+policy", "cypool-async+policy"):
+        return _with_policy(system.split("+")[0], task, n, threads, batch)
     if system in ("cypool", "cypool-async"):
         import cypool
 
@@ -95,6 +97,42 @@ def _make(system, task, n, threads, batch):
         env.reset(seed=0)
         return env.step, env.single_action_space, env
     raise ValueError(f"unknown system {system}")
+
+
+def _with_policy(system, task, n, threads, batch):
+    """cypool with a policy in the loop: a small numpy MLP (two 256-unit layers) evaluated on
+    every batch of observations in the calling thread. Async overlaps it with stepping."""
+    import cypool
+
+    kw = {} if system == "cypool" else {"batch_size": batch}
+    if task in ATARI:
+        kw.update(use_fire_reset=False, episodic_life=False, reward_clip=False)
+    env = cypool.make_vec(task, n, num_threads=threads, **kw)
+    space = env.single_action_space
+    obs_dim = int(np.prod(env.single_observation_space.shape))
+    out_dim = space.n if hasattr(space, "n") else int(np.prod(space.shape))
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((obs_dim, 256)).astype(np.float32) / np.sqrt(obs_dim)
+    w2 = rng.standard_normal((256, 256)).astype(np.float32) / 16
+    w3 = rng.standard_normal((256, out_dim)).astype(np.float32) / 16
+
+    def policy(obs):
+        h = np.tanh(obs.reshape(len(obs), -1).astype(np.float32) @ w1)
+        y = np.tanh(np.tanh(h @ w2) @ w3)
+        return y.argmax(1) if hasattr(space, "n") else y
+
+    if system == "cypool":
+        state = {"obs": env.reset(seed=0)[0]}
+
+        def step(_):
+            state["obs"] = env.step(policy(state["obs"]))[0]
+    else:
+        env.async_reset(seed=0)
+
+        def step(_):
+            obs, _, _, _, info = env.recv()
+            env.send(policy(obs), info["env_id"])
+    return step, space, env
 
 
 def _rss_kb(pid):
