@@ -3,6 +3,7 @@ from cpython.pycapsule cimport PyCapsule_New
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco.tasks._humanoid cimport humanoid_obs
 from cypool.mujoco._numeric cimport np_sum, sum_sq, clip, norm2
 
 import numpy as np
@@ -76,33 +77,10 @@ def configure(model, kw):
     return p, obs_dim
 
 
-cdef void _obs(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
+cdef inline void _obs(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
-    cdef Py_ssize_t k, j = 0, start = 2 if p[P_EXCLUDE] != 0 else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = d.qvel[k]
-        j += 1
-    if p[P_CINERT] != 0:
-        for k in range(10, m.nbody * 10):
-            e.obs[j] = d.cinert[k]
-            j += 1
-    if p[P_CVEL] != 0:
-        for k in range(6, m.nbody * 6):
-            e.obs[j] = d.cvel[k]
-            j += 1
-    if p[P_QFRC] != 0:
-        for k in range(6, m.nv):
-            e.obs[j] = d.qfrc_actuator[k]
-            j += 1
-    if p[P_CFRC] != 0:
-        for k in range(6, m.nbody * 6):
-            e.obs[j] = d.cfrc_ext[k]
-            j += 1
+    humanoid_obs(e, p[P_EXCLUDE] != 0, p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0,
+                 p[P_CFRC] != 0)
 
 
 cdef void _mass_center(MjEnv* e, double* xy) noexcept nogil:
