@@ -1,20 +1,11 @@
 """Walker2d-v5 (gymnasium.envs.mujoco.walker2d_v5): kernels and configuration."""
 from cpython.pycapsule cimport PyCapsule_New
 
-from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
-from cypool.mujoco._numeric cimport ctrl_cost, clip
+from cypool.mujoco._task cimport MjEnv, MjTask
+from cypool.mujoco.tasks._planar cimport (planar_reset, planar_step, NPARAM, P_FRAME_SKIP,
+    P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE)
 
 import numpy as np
-
-# Parameter layout (one row per env).
-cdef enum:
-    P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_Z_LO, P_Z_HI,
-    P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE, NPARAM
-
-# Info columns.
-cdef enum:
-    I_X, I_Z_DIST, I_VX, I_FWD, I_CTRL, I_SURVIVE
 
 ID = "Walker2d-v5"
 MAX_EPISODE_STEPS = 1000
@@ -54,61 +45,12 @@ def configure(model, kw):
     return p, obs_dim
 
 
-cdef void _obs(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = 0, start = 1 if e.prm[P_EXCLUDE] != 0 else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = clip(d.qvel[k], -10.0, 10.0)
-        j += 1
-
-
-cdef bint _healthy(MjEnv* e) noexcept nogil:
-    # strict z and angle ranges only (no state-range check in Walker2d)
-    cdef const double* p = e.prm
-    cdef double z = e.d.qpos[1], angle = e.d.qpos[2]
-    return (p[P_Z_LO] < z and z < p[P_Z_HI]) and (p[P_ANGLE_LO] < angle and angle < p[P_ANGLE_HI])
-
-
-cdef void _position_info(MjEnv* e) noexcept nogil:
-    e.info[I_X] = e.d.qpos[0]
-    e.info[I_Z_DIST] = e.d.qpos[1] - e.m.qpos0[1]
-
-
 cdef int _reset(MjEnv* e) noexcept nogil:
-    if reset_noisy(e, e.prm[P_NOISE], False):
-        return 1
-    _obs(e)
-    _position_info(e)
-    return 0
+    return planar_reset(e)
 
 
 cdef int _step(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef const double* p = e.prm
-    cdef double x0 = d.qpos[0]
-    cdef double vx, fwd, healthy, ctrl
-    cdef bint is_healthy
-    if sim_step(e, <int> p[P_FRAME_SKIP]):
-        return 1
-    vx = (d.qpos[0] - x0) / p[P_DT]
-    _obs(e)
-    fwd = p[P_FORWARD_W] * vx
-    is_healthy = _healthy(e)
-    healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
-    ctrl = ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
-    e.rew[0] = (fwd + healthy) - ctrl
-    e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
-    _position_info(e)
-    e.info[I_VX] = vx
-    e.info[I_FWD] = fwd
-    e.info[I_CTRL] = -ctrl
-    e.info[I_SURVIVE] = healthy
-    return 0
+    return planar_step(e, False)
 
 
 cdef MjTask TASK
