@@ -11,10 +11,16 @@ cdef inline double np_sum(const double* a, Py_ssize_t n) noexcept nogil:
     return 0.0 + _pairwise(a, n)
 
 
-cdef inline double _pairwise(const double* a, Py_ssize_t n) noexcept nogil:
+ctypedef fused real:
+    float
+    double
+
+
+cdef inline real _pairwise(const real* a, Py_ssize_t n) noexcept nogil:
+    """numpy's pairwise sum, accumulated in the element type (float32 sums stay float32)."""
     cdef Py_ssize_t i, j, n2
-    cdef double res
-    cdef double r[8]
+    cdef real res
+    cdef real r[8]
     if n < 8:
         res = 0.0
         for i in range(n):
@@ -38,33 +44,6 @@ cdef inline double _pairwise(const double* a, Py_ssize_t n) noexcept nogil:
     return _pairwise(a, n2) + _pairwise(a + n2, n - n2)
 
 
-cdef inline float _pairwise_f(const float* a, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i, j, n2
-    cdef float res
-    cdef float r[8]
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += a[i]
-        return res
-    if n <= 128:
-        for j in range(8):
-            r[j] = a[j]
-        i = 8
-        while i < n - (n % 8):
-            for j in range(8):
-                r[j] += a[i + j]
-            i += 8
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            res += a[i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise_f(a, n2) + _pairwise_f(a + n2, n - n2)
-
-
 cdef inline double sum_sq(const double* a, Py_ssize_t n) noexcept nogil:
     """np.sum(np.square(a)) for float64 a (n <= 64)."""
     cdef double sq[64]
@@ -85,7 +64,7 @@ cdef inline double ctrl_cost(double weight, const double* act, Py_ssize_t n, int
         return weight * sum_sq(act, n)
     for i in range(n):
         sqf[i] = (<float> act[i]) * (<float> act[i])
-    s = <float> 0.0 + _pairwise_f(sqf, n)
+    s = <float> 0.0 + _pairwise(sqf, n)
     return <double> (<float> weight * s)
 
 
