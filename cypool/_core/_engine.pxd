@@ -25,6 +25,7 @@ cdef enum:
 
 ctypedef struct Slot:
     int64_t elapsed        # steps since the last reset (truncation counter)
+    int64_t limit          # truncate when elapsed reaches this (0: never)
     int32_t status         # ST_* of the last op
     char errmsg[ERRMSG_LEN]  # message when status != ST_OK
 

@@ -60,6 +60,7 @@ cdef class Engine:
 
     def _init_engine(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                      tuple obs_shape, obs_dtype, Py_ssize_t info_width):
+        cdef Py_ssize_t i
         self.num_envs = num_envs
         self.num_threads = num_threads
         self.max_episode_steps = max_episode_steps
@@ -70,6 +71,8 @@ cdef class Engine:
             raise MemoryError("cypool: cannot allocate env slots")
         self._gens = [None] * num_envs
         n = num_envs
+        for i in range(n):
+            self.slots[i].limit = max_episode_steps
         self.ops_arr = np.zeros(n, np.uint8)
         self.obs = np.zeros((n,) + obs_shape, obs_dtype)
         self.final_obs = np.zeros((n,) + obs_shape, obs_dtype)
@@ -117,6 +120,22 @@ cdef class Engine:
     def generator(self, Py_ssize_t i):
         return self._gens[i]
 
+    def set_max_episode_steps(self, const int64_t[::1] ids, int64_t limit):
+        """Truncation limit of envs `ids` (0: none), from their next step on."""
+        cdef Py_ssize_t k
+        if limit < 0:
+            raise ValueError("cypool: max_episode_steps must be >= 0")
+        for k in range(ids.shape[0]):
+            if not 0 <= ids[k] < self.num_envs:
+                raise IndexError(f"cypool: env id {ids[k]} out of range")
+        for k in range(ids.shape[0]):
+            self.slots[ids[k]].limit = limit
+
+    def max_episode_steps_of(self):
+        """Every env's truncation limit (0: none), as a fresh array."""
+        cdef Py_ssize_t i
+        return np.array([self.slots[i].limit for i in range(self.num_envs)], np.int64)
+
     cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
         return ST_ENGINE_ERROR
 
@@ -150,7 +169,7 @@ cdef class Engine:
         self.ep_len[i] += 1
         self.n_steps[i] += 1
         self.info_kind[i] = INFO_STEP
-        if self.max_episode_steps > 0 and s.elapsed >= self.max_episode_steps:
+        if s.limit > 0 and s.elapsed >= s.limit:
             self.trunc[i] = 1
         if st == ST_OK and (self.term[i] or self.trunc[i]):
             self.n_episodes[i] += 1
