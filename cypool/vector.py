@@ -167,28 +167,24 @@ class VectorEnv(gym.vector.VectorEnv):
         info: dict[str, Any] = {}
         step_rows = kinds == _INFO_STEP
         reset_rows = kinds == _INFO_RESET
-        any_step, any_reset = bool(step_rows.any()), bool(reset_rows.any())
+        # (on_step, on_reset) -> (rows holding the key, all rows?), None where no row does
+        masks = {}
+        for on_step, on_reset, m in ((True, True, step_rows | reset_rows),
+                                     (True, False, step_rows), (False, True, reset_rows)):
+            masks[on_step, on_reset] = (m, bool(m.all())) if m.any() else None
         for key, col, width, dtype, on_step, on_reset in self._layout:
+            entry = masks.get((bool(on_step), bool(on_reset)))
+            if entry is None:
+                continue
+            mask, full = entry
             if isinstance(dtype, str):          # "action": numpy computed it in the action's dtype
                 dtype = self._family.action_dtype
-            if on_step and on_reset:
-                mask = step_rows | reset_rows
-            elif on_step:
-                if not any_step:
-                    continue
-                mask = step_rows
-            elif on_reset:
-                if not any_reset:
-                    continue
-                mask = reset_rows
+            cols = mat[:, col] if width == 1 else mat[:, col:col + width]
+            if full:                            # the common case: one copy, no masking
+                vals = cols.astype(dtype)
             else:
-                continue
-            if not mask.any():
-                continue
-            if width == 1:
-                vals = np.where(mask, mat[:, col], 0).astype(dtype, copy=False)
-            else:
-                vals = np.where(mask[:, None], mat[:, col:col + width], 0).astype(dtype, copy=False)
+                vals = np.where(mask if width == 1 else mask[:, None], cols, 0).astype(
+                    dtype, copy=False)
             info[key] = vals
             info["_" + key] = mask
         extra = getattr(self._family, "extra_info", None)

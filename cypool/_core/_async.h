@@ -56,6 +56,7 @@ typedef struct {
   int64_t* work;
   int64_t* done;
   int64_t cap, work_head, work_len, done_head, done_len;
+  int64_t done_want; /* results the waiter in wait_done needs (0: nobody waits) */
   int stop;
 } cp_async;
 
@@ -68,7 +69,7 @@ static inline int cp_async_init(cp_async* q, int64_t cap) {
     return -1;
   }
   q->cap = cap;
-  q->work_head = q->work_len = q->done_head = q->done_len = 0;
+  q->work_head = q->work_len = q->done_head = q->done_len = q->done_want = 0;
   q->stop = 0;
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->work_cv, NULL);
@@ -89,7 +90,10 @@ static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n
   for (int64_t k = 0; k < n; k++) q->work[(q->work_head + q->work_len + k) % q->cap] = ids[k];
   /* lengths are stored atomically: spinning threads read them without the lock */
   __atomic_store_n(&q->work_len, q->work_len + n, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&q->work_cv);
+  if (n == 1)
+    pthread_cond_signal(&q->work_cv);
+  else
+    pthread_cond_broadcast(&q->work_cv);
   pthread_mutex_unlock(&q->mu);
 }
 
@@ -128,7 +132,9 @@ static inline void cp_async_push_done(cp_async* q, int64_t id) {
   pthread_mutex_lock(&q->mu);
   q->done[(q->done_head + q->done_len) % q->cap] = id;
   __atomic_store_n(&q->done_len, q->done_len + 1, __ATOMIC_RELEASE);
-  pthread_cond_broadcast(&q->done_cv);
+  /* wake the waiter once, when its batch is complete: a wake-up per result would cost the
+   * stepping threads a context switch each */
+  if (q->done_want > 0 && q->done_len >= q->done_want) pthread_cond_signal(&q->done_cv);
   pthread_mutex_unlock(&q->mu);
 }
 
@@ -141,6 +147,7 @@ static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_
   until.tv_sec += until.tv_nsec / 1000000000L;
   until.tv_nsec %= 1000000000L;
   pthread_mutex_lock(&q->mu);
+  q->done_want = want;
   while (q->done_len < want && !q->stop) {
     if (timeout_ms < 0) {
       pthread_cond_wait(&q->done_cv, &q->mu);
@@ -148,6 +155,7 @@ static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_
       break;
     }
   }
+  q->done_want = 0;
   int64_t n = q->done_len;
   pthread_mutex_unlock(&q->mu);
   return n;
