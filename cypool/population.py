@@ -12,10 +12,16 @@ What a population adds to :class:`cypool.VectorEnv`:
   random streams whatever P is and whatever the other members are configured with;
 * per-member task kwargs (reward weights, ``reset_noise_scale``, ``frame_skip``, ...), held as
   per-env parameter rows in C and changeable at run time (:meth:`PopulationEnv.set_member_kwargs`);
-* per-member episode statistics, written by the native kernel and read as ``(P, E)`` views;
-* member resets (:meth:`PopulationEnv.reset_member`) that leave the other members alone.
+* per-member episode statistics, written by the native kernel and read as ``(P, E)`` views,
+  and a per-member ring of the last K finished episodes (``(P, K)``), the PBT fitness;
+* per-member ``max_episode_steps`` (a member kwarg);
+* member resets (:meth:`PopulationEnv.reset_member`) that leave the other members alone;
+* async stepping of whole members (``member_batch`` < P: :meth:`PopulationEnv.send` /
+  :meth:`PopulationEnv.recv`), so members of different cost do not stall each other;
+* an evaluation mode (:meth:`PopulationEnv.evaluate`): exactly K complete episodes per member
+  from fixed seeds, on a separate pool, so training episodes are left alone.
 
-MuJoCo tasks only for now; Atari pools do not take per-env kwargs yet.
+MuJoCo tasks and Atari games alike.
 """
 from __future__ import annotations
 
@@ -49,19 +55,28 @@ class _TreeSeeder:
     the tree under a root taken once from fresh entropy.
     """
 
-    def __init__(self, engine, envs_per_member):
+    def __init__(self, engine, envs_per_member, family_seeder=None):
         self.engine = engine
         self.E = envs_per_member
+        self.family_seeder = family_seeder    # the family's own seed_env(i, int), if any
         self.installed = np.zeros(engine.num_envs, np.bool_)
         self.entropy_root = np.random.SeedSequence().entropy
 
-    def install(self, i, seed_seq):
-        self.engine.set_generator(i, np.random.PCG64(seed_seq))
+    def install(self, i, seed):
+        """Seed env i from an int (as gymnasium's env seeded with it) or a SeedSequence."""
+        if self.family_seeder is not None:
+            if isinstance(seed, np.random.SeedSequence):
+                seed = int(seed.generate_state(1, np.uint64)[0])
+            self.family_seeder(i, seed)
+        else:
+            if not isinstance(seed, np.random.SeedSequence):
+                seed = np.random.SeedSequence(seed)
+            self.engine.set_generator(i, np.random.PCG64(seed))
         self.installed[i] = True
 
     def __call__(self, i, seed):
         if seed is not None:   # pop.vec.reset(seed=...) called directly: the façade's seeds
-            self.install(i, np.random.SeedSequence(seed))
+            self.install(i, int(seed))
         elif not self.installed[i]:
             k, j = divmod(i, self.E)
             self.install(i, np.random.SeedSequence(self.entropy_root, spawn_key=(k, j)))
@@ -74,8 +89,13 @@ class PopulationEnv:
     with ``copy=False`` (the default) these are views of the pool's own buffers, overwritten
     by the next call; with ``copy=True`` they are fresh arrays. Info arrays are reshaped to
     ``(P, E, ...)`` as well. The flat gymnasium VectorEnv underneath is :attr:`vec`
-    (``num_envs = P·E``, row ``k·E + j`` is env j of member k); stepping it directly is
-    allowed and keeps the population's statistics and seeds consistent.
+    (``num_envs = P·E``, row ``k·E + j`` is env j of member k); in sync mode stepping it
+    directly is allowed and keeps the population's statistics and seeds consistent.
+
+    Async mode (``member_batch`` < P): :meth:`send` hands whole members to the worker
+    threads and returns at once, :meth:`recv` returns the first ``member_batch`` members to
+    finish, ``(member_batch, E, ...)``, with ``info["member_id"]``. One worker thread steps
+    a member's E envs in turn, so a member comes back complete.
 
     Attributes
     ----------
@@ -91,7 +111,8 @@ class PopulationEnv:
 
     def __init__(self, family, *, env_id: str, population_size: int, envs_per_member: int,
                  member_kwargs: list[dict], base_kwargs: dict, seed=None, seed_mode="tree",
-                 autoreset_mode="next_step", copy: bool = False):
+                 autoreset_mode="next_step", copy: bool = False, member_batch=None,
+                 episode_window: int = 100, max_episode_steps: int):
         self.env_id = env_id
         self.population_size = P = population_size
         self.envs_per_member = E = envs_per_member
@@ -102,10 +123,18 @@ class PopulationEnv:
         self.copy = bool(copy)
         self._family = family
         self._engine = family.engine
-        self._seeder = _TreeSeeder(self._engine, E)
+        self._seeder = _TreeSeeder(self._engine, E, getattr(family, "seed_env", None))
         family.seed_env = self._seeder       # the façade's seeding hook (see VectorEnv)
+        self.member_batch = P if member_batch is None else member_batch
+        self.is_async = self.member_batch < P
+        self.episode_window = episode_window
+        self._engine.set_groups(E, episode_window)
         self.vec = VectorEnv(family, env_id=env_id, seed=None, autoreset_mode=autoreset_mode,
-                             copy=False)
+                             copy=False, batch_size=E if self.is_async else None)
+        if self.is_async:
+            self.vec._use_members(E)
+        self._last_members = None            # members of the last recv (async step default)
+        self._eval = None                    # the evaluation pool, made by evaluate()
         self.num_threads = self.vec.num_threads
         self.autoreset_mode = self.vec.autoreset_mode
         self.metadata = dict(self.vec.metadata)
@@ -121,9 +150,12 @@ class PopulationEnv:
         self._closed = False
         # task kwargs: the pool's base kwargs, and each member's own overrides
         self._base_kwargs = dict(base_kwargs)
+        self._default_max_steps = max_episode_steps
         self._member_kwargs = [dict(m) for m in member_kwargs]
-        self._task = _MujocoTask(env_id, family, base_kwargs)
         self._info_kwargs: dict[str, np.ndarray] = {}
+        for k, m in enumerate(self._member_kwargs):
+            if "max_episode_steps" in m:
+                family.set_max_episode_steps(self._ids(k), m["max_episode_steps"])
         self._refresh_info_kwargs()
 
     # ------------------------------------------------------------------ layout helpers
@@ -132,6 +164,10 @@ class PopulationEnv:
         k = self._check_member(k)
         E = self.envs_per_member
         return slice(k * E, (k + 1) * E)
+
+    def _ids(self, k):
+        E = self.envs_per_member
+        return np.arange(k * E, (k + 1) * E, dtype=np.int64)
 
     def _check_member(self, k):
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
@@ -170,25 +206,31 @@ class PopulationEnv:
             a = a.copy()
         return a.reshape((self.population_size, self.envs_per_member) + a.shape[1:])
 
-    def _info_pe(self, info):
+    def _info_pe(self, info, members=None):
+        """Info arrays of every member (or of `members`, in that order) as (M, E, ...)."""
         out: dict[str, Any] = {}
-        n = self.num_envs
-        shape = (self.population_size, self.envs_per_member)
+        E = self.envs_per_member
+        M = self.population_size if members is None else len(members)
         for key, val in info.items():
             if isinstance(val, dict):
-                out[key] = self._info_pe(val)
-            elif isinstance(val, np.ndarray) and val.ndim >= 1 and val.shape[0] == n:
-                out[key] = val.reshape(shape + val.shape[1:])
+                out[key] = self._info_pe(val, members)
+            elif isinstance(val, np.ndarray) and val.ndim >= 1 and val.shape[0] == M * E:
+                out[key] = val.reshape((M, E) + val.shape[1:])
             else:
                 out[key] = val
         for key, val in self._info_kwargs.items():
-            out[key] = val
-            out["_" + key] = self._info_true
+            out[key] = val if members is None else val[members]
+            out["_" + key] = self._info_true if members is None else self._info_true[members]
         return out
 
     def _check_open(self):
         if self._closed:
             raise ClosedEnvError(f"cypool: this {self.env_id} population is closed")
+
+    def _check_idle(self, k):
+        if self.vec._in_flight[self.member_slice(k)].any():
+            raise ValueError(f"cypool: member {k} is in flight (sent, not yet received); "
+                             "recv() it first")
 
     # ------------------------------------------------------------------ seeding
     def _check_root(self, seed):
@@ -198,7 +240,8 @@ class PopulationEnv:
         return s
 
     def _seed_sequences(self, seed):
-        """A (P, E) object array of SeedSequence (or None: keep the env's stream)."""
+        """A (P, E) object array of seeds: an int (seeds as gymnasium's env seeded with it),
+        a SeedSequence (a tree stream) or None (keep the env's stream)."""
         P, E = self.population_size, self.envs_per_member
         out = np.empty((P, E), dtype=object)
         if seed is None:
@@ -210,7 +253,7 @@ class PopulationEnv:
                     if self.seed_mode == "tree":
                         out[k, j] = np.random.SeedSequence(root, spawn_key=(k, j))
                     else:
-                        out[k, j] = np.random.SeedSequence(root + k * E + j)
+                        out[k, j] = root + k * E + j
             return out
         if not isinstance(seed, (list, tuple, np.ndarray)):
             raise TypeError("seed must be an int, a list of population_size member seeds, a "
@@ -228,7 +271,7 @@ class PopulationEnv:
                                      f"{len(r)}")
                 for j, s in enumerate(r):
                     if s is not None:
-                        out[k, j] = np.random.SeedSequence(_check_seed(s, f"seed[{k}][{j}]"))
+                        out[k, j] = _check_seed(s, f"seed[{k}][{j}]")
             return out
         # per-member roots: env (k, j) <- SeedSequence(seed[k], spawn_key=(j,))
         for k, s in enumerate(rows):
@@ -302,8 +345,9 @@ class PopulationEnv:
         ``seed``: an int is the tree root, so member k's envs get exactly the streams a full
         ``reset(seed=root)`` would give them; None continues their streams. ``clear_stats``
         zeroes member k's finished-episode statistics (``episodes``, ``last_return``,
-        ``last_length``), which belong to the policy it had before (a PBT exploit replaces
-        it); ``env_steps``, the steps the member's envs consumed, is kept.
+        ``last_length`` and its ring of recent episodes), which belong to the policy it had
+        before (a PBT exploit replaces it); ``env_steps``, the steps the member's envs
+        consumed, is kept.
 
         Returns ``(obs, info)`` of the whole population, like :meth:`reset`.
         """
@@ -316,6 +360,9 @@ class PopulationEnv:
             e = self._engine
             for arr in (e.episodes, e.last_return, e.last_length):
                 arr[sl] = 0
+            e.ring_return[k] = 0
+            e.ring_length[k] = 0
+            e.group_episodes[k] = 0
         return out
 
     def _flat_actions(self, actions):
@@ -325,64 +372,159 @@ class PopulationEnv:
             return a.reshape((P * E,) + a.shape[2:])
         return a
 
-    def step(self, actions):
+    def step(self, actions, members=None):
         """Step every env. ``actions`` is ``(P, E, *act)`` (or flat ``(P·E, *act)``); returns
-        ``(obs, reward, terminated, truncated, info)`` shaped ``(P, E, ...)``."""
+        ``(obs, reward, terminated, truncated, info)`` shaped ``(P, E, ...)``.
+
+        Async mode: ``send(actions, members)`` then ``recv()`` (``members`` defaults to every
+        member when none is in flight, else to the members of the last ``recv``)."""
         self._check_open()
+        if self.is_async:
+            self.send(actions, members)
+            return self.recv()
+        if members is not None:
+            raise ValueError("members: a sync population steps every member; make it with "
+                             "make_population(..., member_batch=B) to step members apart")
         obs, rew, term, trunc, info = self.vec.step(self._flat_actions(actions))
         return (self._pe(obs), self._pe(rew), self._pe(term), self._pe(trunc),
                 self._info_pe(info))
 
+    # ------------------------------------------------------------------ async (whole members)
+    def _check_async(self, what):
+        self._check_open()
+        if not self.is_async:
+            raise ValueError(f"cypool: {what}() needs an async population "
+                             "(make_population(..., member_batch=B) with B < population_size)")
+
+    def _member_ids(self, members, count):
+        """Validated member ids; `count` members' worth of actions were given."""
+        if members is None:
+            P = self.population_size
+            if count == P and not self.vec._in_flight.any():
+                return np.arange(P, dtype=np.int64)
+            if self._last_members is not None and count == len(self._last_members):
+                return self._last_members
+            raise ValueError("cypool: send(actions) needs members (or actions for the members "
+                             "of the last recv(), or for every member when none is in flight)")
+        if isinstance(members, (int, np.integer)) and not isinstance(members, (bool, np.bool_)):
+            return np.array([self._check_member(members)], np.int64)
+        m = np.asarray(members)
+        if m.ndim != 1 or m.size == 0 or m.dtype.kind not in "iu":
+            raise TypeError("members must be an int or a non-empty 1-D sequence of member ids")
+        for k in m.tolist():
+            self._check_member(k)
+        if np.unique(m).size != m.size:
+            raise ValueError(f"members must not repeat, got {m.tolist()}")
+        return m.astype(np.int64)
+
+    def send(self, actions, members=None):
+        """Hand ``actions`` (``(M, E, *act)``: one block per member of ``members``, in that
+        order) to the worker threads and return at once. ``members``: an int or a sequence
+        of member ids (default: see :meth:`step`); each must be idle (its last result
+        received)."""
+        self._check_async("send")
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"actions must be an (M, E, ...) array: {exc}") from None
+        E = self.envs_per_member
+        if a.ndim < 2 or a.shape[1] != E:
+            raise ValueError(f"actions must have shape (M, {E}, ...) with one block per "
+                             f"member, got {a.shape}")
+        m = self._member_ids(members, a.shape[0])
+        if a.shape[0] != len(m):
+            raise ValueError(f"actions has {a.shape[0]} member blocks for {len(m)} members")
+        self.vec._send_members(a.reshape((len(m) * E,) + a.shape[2:]), m)
+
+    def recv(self, timeout: float | None = None):
+        """The first ``member_batch`` members to finish: ``(obs, reward, terminated, truncated,
+        info)`` shaped ``(member_batch, E, ...)``, ``info["member_id"]`` naming them.
+
+        With ``member_batch=1`` and ``copy=False`` the arrays are views of the member's rows
+        of the pool's buffers (no copy), valid until that member is sent again; otherwise
+        they are fresh arrays. Raises instead of waiting when too few members are in flight;
+        TimeoutError after ``timeout`` seconds; Ctrl-C interrupts the wait."""
+        self._check_async("recv")
+        members, out = self.vec._recv_members(self.member_batch, timeout)
+        self._last_members = members
+        B, E = len(members), self.envs_per_member
+        arrays = [(x.copy() if self.copy else x).reshape((B, E) + x.shape[1:])
+                  for x in out[:4]]
+        info = self._info_pe(out[4], members)
+        info["member_id"] = members.copy()
+        return (*arrays, info)
+
+    def async_reset(self, *, seed=None):
+        """Queue a reset of every member (seeds as :meth:`reset`); collect the observations
+        with :meth:`recv`."""
+        self._check_async("async_reset")
+        if self.vec._in_flight.any():
+            raise ValueError("cypool: async_reset() while members are in flight; recv() them "
+                             "first")
+        if seed is None and not self._has_reset:
+            seed = self._default_seed
+        seqs = self._seed_sequences(seed).reshape(-1)
+        for i, sq in enumerate(seqs):
+            if sq is not None:
+                self._seeder.install(i, sq)
+        self.vec._send_members(None, np.arange(self.population_size, dtype=np.int64),
+                               reset=True)
+        self._has_reset = True
+
     # ------------------------------------------------------------------ per-member kwargs
     def member_kwargs(self, k: int) -> dict:
-        """Member k's task kwargs, complete: the task's defaults, updated with the pool's
-        kwargs, then with the member's own."""
+        """Member k's settings, complete: the task's defaults, updated with the pool's kwargs,
+        then with the member's own; ``max_episode_steps`` included."""
         self._check_open()
         k = self._check_member(k)
-        return self._task.merged({**self._base_kwargs, **self._member_kwargs[k]})
+        own = dict(self._member_kwargs[k])
+        limit = own.pop("max_episode_steps", self._default_max_steps)
+        out = self._family.merged_kwargs({**self._base_kwargs, **own})
+        out["max_episode_steps"] = limit
+        return out
 
     def set_member_kwargs(self, k: int, **kwargs):
-        """Change member k's task kwargs at run time (reward weights, ``reset_noise_scale``,
-        ``frame_skip``, ...); kwargs that change the model or the observation size are
-        refused.
+        """Change member k's settings at run time: task kwargs (reward weights,
+        ``reset_noise_scale``, ``frame_skip``, ``repeat_action_probability``, ...) and
+        ``max_episode_steps``. Kwargs that change the model, the observation or the action
+        space are refused; everything is validated before anything changes.
 
-        The kernels read an env's parameter row at every step and reset, so the new values
-        apply from member k's next step (``frame_skip``, reward weights, termination ranges)
-        or next reset (reset noise); the episodes in progress are not restarted. Call
-        :meth:`reset_member` to start member k afresh under the new settings. Other members
-        are untouched.
+        The kernels read an env's settings at every step and reset, so the new values apply
+        from member k's next step (``frame_skip``, reward weights, termination ranges, the
+        time limit) or next reset (reset noise, ALE's sticky actions, mode and difficulty);
+        the episodes in progress are not restarted. Call :meth:`reset_member` to start member
+        k afresh. Other members are untouched. In async mode member k must not be in flight.
         """
         self._check_open()
         k = self._check_member(k)
-        if not kwargs:
-            return
-        new = {**self._member_kwargs[k], **kwargs}
-        row = self._task.row({**self._base_kwargs, **new})     # validates before any change
-        params = self._engine.params.copy()
-        params[self.member_slice(k)] = row
-        self._engine.set_params(params)
-        self._member_kwargs[k] = new
+        if kwargs:
+            self._assign(k, {**self._member_kwargs[k], **kwargs})
+
+    def _assign(self, k, own):
+        """Make `own` member k's override dict: validated first, then applied."""
+        own = dict(own)
+        task_kw = dict(own)
+        limit = _check_limit(task_kw.pop("max_episode_steps", self._default_max_steps))
+        self._check_idle(k)
+        ids = self._ids(k)
+        self._family.configure_envs(ids, {**self._base_kwargs, **task_kw})
+        self._family.set_max_episode_steps(ids, limit)
+        self._member_kwargs[k] = own
         self._refresh_info_kwargs()
 
     def copy_member(self, src: int, dst: int, *, reset: bool = True, seed=None):
-        """PBT exploit on the env side: member dst takes member src's task kwargs, then (by
+        """PBT exploit on the env side: member dst takes member src's settings, then (by
         default) restarts with :meth:`reset_member` (``seed`` as there). Weights, optimizer
         state and normalization statistics are the learner's to copy."""
         self._check_open()
         src, dst = self._check_member(src), self._check_member(dst)
-        new = dict(self._member_kwargs[src])
-        row = self._task.row({**self._base_kwargs, **new})
-        params = self._engine.params.copy()
-        params[self.member_slice(dst)] = row
-        self._engine.set_params(params)
-        self._member_kwargs[dst] = new
-        self._refresh_info_kwargs()
+        self._assign(dst, self._member_kwargs[src])
         if reset:
             return self.reset_member(dst, seed=seed)
         return None
 
     def _refresh_info_kwargs(self):
-        """info[name]: (P, E) read-only arrays of every kwarg some member overrides."""
+        """info[name]: (P, E) read-only arrays of every setting some member overrides."""
         P, E = self.population_size, self.envs_per_member
         names = sorted({n for m in self._member_kwargs for n in m})
         clash = set(names) & {key for key, *_ in self._family.info_layout}
@@ -417,28 +559,133 @@ class PopulationEnv:
         return {k: (v.copy() if copy else v).reshape(shape) for k, v in stats.items()}
 
     def member_statistics(self) -> dict[str, np.ndarray]:
-        """Per-member aggregates, ``(P,)`` arrays computed from the per-env views:
-        ``episodes`` and ``env_steps`` (sums over the member's envs), ``mean_last_return``
-        and ``mean_last_length`` (means over the envs that finished an episode; NaN for a
-        member with none)."""
+        """Per-member aggregates, ``(P,)`` arrays: ``episodes`` (finished episodes) and
+        ``env_steps`` (sums over the member's envs); ``recent_return`` and
+        ``recent_length``, means over the member's ring of its last ``episode_window``
+        episodes (the usual PBT fitness); ``mean_last_return`` and ``mean_last_length``,
+        means of each env's last finished episode. Means are NaN for a member with none."""
         s = self.episode_statistics(copy=False)
         finished = s["episodes"] > 0
-        count = finished.sum(axis=1)
+        n_fin = finished.sum(axis=1)
+        rec = self.recent_episodes()
+        count = rec["count"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            mret = np.where(finished, s["last_return"], 0.0).sum(axis=1) / count
-            mlen = np.where(finished, s["last_length"], 0).sum(axis=1) / count
+            mret = np.where(finished, s["last_return"], 0.0).sum(axis=1) / n_fin
+            mlen = np.where(finished, s["last_length"], 0).sum(axis=1) / n_fin
+            rret = np.nansum(rec["return"], axis=1) / count
+            rlen = rec["length"].sum(axis=1) / count
         return {"episodes": s["episodes"].sum(axis=1), "env_steps": s["env_steps"].sum(axis=1),
-                "mean_last_return": np.where(count > 0, mret, np.nan),
-                "mean_last_length": np.where(count > 0, mlen, np.nan)}
+                "recent_return": np.where(count > 0, rret, np.nan),
+                "recent_length": np.where(count > 0, rlen, np.nan),
+                "mean_last_return": np.where(n_fin > 0, mret, np.nan),
+                "mean_last_length": np.where(n_fin > 0, mlen, np.nan)}
+
+    def recent_episodes(self) -> dict[str, np.ndarray]:
+        """Each member's last ``episode_window`` (K) finished episodes, oldest first:
+        ``return`` ``(P, K)`` float64 (NaN where the member has finished fewer than K),
+        ``length`` ``(P, K)`` int64 (0 there) and ``count`` ``(P,)``, how many are filled.
+        Computed from the native ring (:attr:`episode_ring`) with array ops, no Python loop
+        over members."""
+        self._check_open()
+        e = self._engine
+        K = self.episode_window
+        P = self.population_size
+        if K == 0:
+            return {"return": np.zeros((P, 0)), "length": np.zeros((P, 0), np.int64),
+                    "count": np.zeros(P, np.int64)}
+        n = e.group_episodes.copy()
+        count = np.minimum(n, K)
+        pos = np.arange(K)
+        slot = (n[:, None] - K + pos) % K          # oldest first
+        valid = pos >= K - count[:, None]
+        rows = np.arange(P)[:, None]
+        ret = np.where(valid, e.ring_return[rows, slot], np.nan)
+        length = np.where(valid, e.ring_length[rows, slot], 0)
+        return {"return": ret, "length": length, "count": count}
+
+    @property
+    def episode_ring(self) -> dict[str, np.ndarray]:
+        """The native ring itself, zero-copy: ``return``/``length`` ``(P, K)`` in ring order
+        (member k's n-th episode, counting from 0, is in column ``n % K``) and ``episodes``
+        ``(P,)``, the finished episodes per member. In async mode they change while members
+        are in flight."""
+        self._check_open()
+        e = self._engine
+        return {"return": e.ring_return, "length": e.ring_length, "episodes": e.group_episodes}
+
+    # ------------------------------------------------------------------ evaluation
+    def evaluate(self, policy, episodes: int = 10, *, seed: int = 0) -> dict[str, np.ndarray]:
+        """Play exactly ``episodes`` (K) complete episodes per member and return their
+        ``return`` and ``length``, ``(P, K)`` each, in episode order.
+
+        ``policy(obs)`` maps a ``(P, E, *obs)`` batch to ``(P, E, *act)`` actions
+        (deterministic actions are the policy's business). The episodes run on a separate
+        evaluation pool (same task, the members' current settings, made on first use and
+        kept), so training envs, episodes and statistics are untouched. Env j of every member
+        plays episodes j, j + E, j + 2E, ... from the stream ``SeedSequence(seed,
+        spawn_key=(j,))``: every member starts from the same states, and a call with the
+        same seed and policy gives the same results. Envs with no episode left stop stepping
+        (their rows of ``obs`` go stale, their actions are ignored).
+        """
+        self._check_open()
+        K = _check_count(episodes, "episodes")
+        seed = _check_seed(seed)
+        if not callable(policy):
+            raise TypeError(f"policy must be callable, got {type(policy).__name__}")
+        ev = self._eval_pool()
+        P, E = self.population_size, self.envs_per_member
+        obs, _ = ev.reset(seed=[seed] * P)
+        obs = obs.copy()
+        flat_obs = obs.reshape((P * E,) + obs.shape[2:])
+        quota = np.array([len(range(j, K, E)) for j in range(E)], np.int64)
+        played = np.zeros((P, E), np.int64)
+        active = np.broadcast_to(quota > 0, (P, E)).copy()
+        returns = np.full((P, K), np.nan)
+        lengths = np.zeros((P, K), np.int64)
+        stats = ev._engine
+        want = (P, E) + self.single_action_space.shape
+        while active.any():
+            a = np.asarray(policy(obs))
+            if a.shape != want:
+                raise ValueError(f"policy must return actions of shape {want}, got {a.shape}")
+            ids = np.flatnonzero(active.reshape(-1))
+            o, _, term, trunc, _ = ev.vec.step(a.reshape((P * E,) + a.shape[2:])[ids],
+                                               env_ids=ids)
+            flat_obs[ids] = o
+            ended = ids[term | trunc]
+            if ended.size:
+                k, j = np.divmod(ended, E)
+                col = j + played[k, j] * E
+                returns[k, col] = stats.last_return[ended]
+                lengths[k, col] = stats.last_length[ended]
+                played[k, j] += 1
+                active[k, j] = played[k, j] < quota[j]
+        return {"return": returns, "length": lengths}
+
+    def _eval_pool(self):
+        """The evaluation pool, its members' settings brought up to date."""
+        P, E = self.population_size, self.envs_per_member
+        if self._eval is None:
+            self._eval = make_population(
+                self.env_id, P, E, member_kwargs=self._member_kwargs,
+                num_threads=self.num_threads, autoreset_mode="same_step",
+                max_episode_steps=self._default_max_steps, episode_window=0,
+                **self._base_kwargs)
+        for k in range(P):
+            if self._eval._member_kwargs[k] != self._member_kwargs[k]:
+                self._eval._assign(k, self._member_kwargs[k])
+        return self._eval
 
     # ------------------------------------------------------------------ lifecycle
     def close(self):
         if not self._closed:
+            if self._eval is not None:
+                self._eval.close()
+                self._eval = None
             self.vec.close()
             self._closed = True
             self._engine = None
             self._family = None
-            self._task = None
 
     def __enter__(self):
         return self
@@ -452,33 +699,11 @@ class PopulationEnv:
         return f"cypool.PopulationEnv({self.env_id}, {state}, num_threads={self.num_threads})"
 
 
-class _MujocoTask:
-    """Turns a kwargs dict into the task's parameter row, refusing kwargs that change the
-    model or the observation size (the pool shares one mjModel and one obs buffer)."""
-
-    def __init__(self, env_id, family, base_kwargs):
-        import mujoco
-
-        from cypool.mujoco.family import merge_kwargs, task_module, xml_path
-
-        self._merge, self._xml_path = merge_kwargs, xml_path
-        self.env_id = env_id
-        self.mod = task_module(env_id)
-        self.path = xml_path(family.kwargs["xml_file"])
-        self.model = mujoco.MjModel.from_xml_path(self.path)
-        self.obs_dim = family.single_observation_space.shape[0]
-
-    def merged(self, kwargs):
-        return self._merge(self.env_id, self.mod, kwargs)
-
-    def row(self, kwargs):
-        kw = self._merge(self.env_id, self.mod, kwargs)
-        if self._xml_path(kw["xml_file"]) != self.path:
-            raise ValueError("xml_file must be the same for every env of a pool")
-        row, obs_dim = self.mod.configure(self.model, kw)
-        if obs_dim != self.obs_dim:
-            raise ValueError("member kwargs must not change the observation size")
-        return row
+def _check_limit(limit):
+    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)) \
+            or not 1 <= limit < 2**63:
+        raise ValueError(f"max_episode_steps must be an int >= 1, got {limit!r}")
+    return int(limit)
 
 
 def _member_kwargs_list(member_kwargs, P):
@@ -504,22 +729,26 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
                     member_kwargs: list[dict] | None = None, seed=None, seed_mode: str = "tree",
                     num_threads: int | None = None, autoreset_mode="next_step",
                     copy: bool = False, max_episode_steps: int | None = None,
+                    member_batch: int | None = None, episode_window: int = 100,
                     **kwargs) -> PopulationEnv:
     """Make one pool of ``population_size · envs_per_member`` envs laid out as a population.
 
     Parameters
     ----------
     env_id : str
-        A MuJoCo task of :func:`cypool.list_envs` (e.g. ``"Hopper-v5"``).
+        A task of :func:`cypool.list_envs`: a MuJoCo task (``"Hopper-v5"``) or an Atari game
+        (``"Pong-v5"``).
     population_size : int
         P, the number of members.
     envs_per_member : int
         E, the envs each member steps.
     member_kwargs : list of P dicts or None
-        Member k's task kwargs, on top of ``**kwargs``: reward weights, ``reset_noise_scale``,
-        ``frame_skip``, health ranges... Kwargs that change the model (``xml_file``) or the
-        observation size are refused. They are held per env in C and reported in info
-        (``info[name]``, ``(P, E)``).
+        Member k's settings, on top of ``**kwargs``: task kwargs (MuJoCo: reward weights,
+        ``reset_noise_scale``, ``frame_skip``, health ranges...; Atari: ``frame_skip``,
+        ``repeat_action_probability``, ``noop_max``, ``episodic_life``, ``reward_clip``,
+        ``mode``, ``difficulty``...) and ``max_episode_steps``. Settings that change the
+        model, the observation or the action space are refused. They are held per env in C
+        and reported in info (``info[name]``, ``(P, E)``).
     seed : int, sequence or None
         Seed of the first :meth:`PopulationEnv.reset` without one (see there).
     seed_mode : {"tree", "parity"}
@@ -534,9 +763,16 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
         False (default): the returned ``(P, E, ...)`` arrays are views of the pool's buffers,
         overwritten by the next call. True: fresh arrays.
     max_episode_steps : int or None
-        Truncation limit (None: gymnasium's registered limit).
+        Every member's truncation limit unless its member kwargs say otherwise (None:
+        gymnasium's registered limit; Atari: EnvPool's 27,000 steps).
+    member_batch : int or None
+        Async mode when < P: :meth:`PopulationEnv.recv` returns this many whole members.
+        None (or P): sync, every step steps every member.
+    episode_window : int
+        K, the finished episodes each member's ring keeps (:meth:`PopulationEnv.recent_episodes`).
     **kwargs
-        Task kwargs shared by every member, with gymnasium's names and defaults.
+        Task kwargs shared by every member, with gymnasium's (MuJoCo) or EnvPool's (Atari)
+        names and defaults.
 
     Returns
     -------
@@ -551,10 +787,6 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     if env_id.startswith("cypool/"):
         env_id = env_id[len("cypool/"):]
     family = family_of(env_id)
-    if family != "mujoco":
-        raise NotImplementedError(
-            f"cypool: populations support MuJoCo tasks only for now; {env_id!r} is a "
-            f"{family} task, whose pools do not take per-env kwargs yet")
     P = _check_count(population_size, "population_size")
     E = _check_count(envs_per_member, "envs_per_member")
     _check_num_envs(P * E)
@@ -562,16 +794,31 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     threads = resolve_num_threads(num_threads, P * E)
     if max_episode_steps is None:
         max_episode_steps = default_max_episode_steps(env_id)
-    elif isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \
-            or max_episode_steps < 1:
-        raise ValueError(f"max_episode_steps must be an int >= 1 or None, got "
-                         f"{max_episode_steps!r}")
+        if max_episode_steps is None:           # Atari: EnvPool's limit
+            from cypool.atari.family import MAX_EPISODE_STEPS
+            max_episode_steps = MAX_EPISODE_STEPS
+    max_episode_steps = _check_limit(max_episode_steps)
+    for k, m in enumerate(mk):
+        if "max_episode_steps" in m:
+            m["max_episode_steps"] = _check_limit(m["max_episode_steps"])
+    if member_batch is not None:
+        member_batch = _check_count(member_batch, "member_batch")
+        if member_batch > P:
+            raise ValueError(f"member_batch must be in [1, population_size={P}], got "
+                             f"{member_batch}")
+    if isinstance(episode_window, (bool, np.bool_)) or not isinstance(
+            episode_window, (int, np.integer)) or episode_window < 0:
+        raise ValueError(f"episode_window must be an int >= 0, got {episode_window!r}")
     mode = parse_autoreset_mode(autoreset_mode)
-    from cypool.mujoco.family import MujocoFamily
-
-    per_env = [mk[k] for k in range(P) for _ in range(E)]
-    fam = MujocoFamily(env_id, P * E, threads, max_episode_steps, kwargs,
-                       member_kwargs=per_env)
+    task_kw = [{n: v for n, v in m.items() if n != "max_episode_steps"} for m in mk]
+    per_env = [task_kw[k] for k in range(P) for _ in range(E)]
+    if family == "mujoco":
+        from cypool.mujoco.family import MujocoFamily as Family
+    else:
+        from cypool.atari.family import AtariFamily as Family
+    fam = Family(env_id, P * E, threads, max_episode_steps, kwargs, member_kwargs=per_env)
     return PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
                          member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
-                         autoreset_mode=mode, copy=copy)
+                         autoreset_mode=mode, copy=copy, member_batch=member_batch,
+                         episode_window=int(episode_window),
+                         max_episode_steps=max_episode_steps)

@@ -110,6 +110,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
         self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
+        self._unit = 1       # envs per queue item: 1, or a population member's (_use_members)
         _LIVE.add(self)
         # sync: the caller steps envs too, so one thread fewer; async: the caller runs the policy
         self._engine.start_workers(self.num_threads if self.is_async else self.num_threads - 1)
@@ -245,6 +246,7 @@ class VectorEnv(gym.vector.VectorEnv):
         """Queue a reset of every env; collect the observations with ``recv()``."""
         with self._lock:
             self._check_open()
+            self._check_env_items()
             if self._in_flight.any():
                 raise ValueError("cypool: async_reset() while envs are in flight; recv() "
                                  "them first")
@@ -259,6 +261,7 @@ class VectorEnv(gym.vector.VectorEnv):
         idle: sent envs are in flight until ``recv()`` returns them."""
         with self._lock:
             self._check_ready_to_step()
+            self._check_env_items()
             if not self.is_async and self._ready_sync is not None:
                 raise ValueError("cypool: send() again before recv(); receive the results of "
                                  "the previous send() first")
@@ -286,6 +289,7 @@ class VectorEnv(gym.vector.VectorEnv):
     def _recv(self, timeout):
         with self._lock:
             self._check_open()
+            self._check_env_items()
             if not self.is_async:
                 if self._ready_sync is None:
                     raise ValueError("cypool: recv() with nothing sent; call send() first")
@@ -309,6 +313,79 @@ class VectorEnv(gym.vector.VectorEnv):
             self._in_flight[ids] = False
             self._last_ids = ids
             return self._finish(ids)
+
+    # ------------------------------------------------------------------ whole members
+    # A population in async mode (cypool.population) sends and receives whole members: queue
+    # items of `unit` consecutive envs that one worker steps in turn, so a member comes back
+    # complete and its rows are one contiguous block of the pool's buffers.
+    def _use_members(self, unit):
+        if not self.is_async or self._engine.group_size != unit:
+            raise ValueError("cypool: member items need an async pool grouped by member "
+                             "(engine.set_groups)")
+        self._unit = int(unit)
+
+    def _check_env_items(self):
+        if self._unit != 1:
+            raise ValueError("cypool: this pool is driven member by member; use the "
+                             "population's send()/recv()/async_reset()")
+
+    def _member_rows(self, members):
+        E = self._unit
+        return (members[:, None] * E + np.arange(E)).reshape(-1)
+
+    def _send_members(self, actions, members, reset=False):
+        """Queue whole members: step them with `actions` (rows in member order), or reset
+        them (reset=True; seeds are the population's, installed before)."""
+        with self._lock:
+            if reset:
+                self._check_open()
+            else:
+                self._check_ready_to_step()
+            ids = self._member_rows(members)
+            busy = members[self._in_flight[ids].reshape(len(members), -1).any(axis=1)]
+            if busy.size:
+                raise ValueError(f"cypool: member(s) {busy.tolist()} are in flight (sent, not "
+                                 "yet received); recv() them before sending again")
+            if reset:
+                mask = np.zeros(self.num_envs, np.bool_)
+                mask[ids] = True
+                self._apply_seeds([None] * self.num_envs, mask)
+                self._ops[ids] = _OP_RESET
+                self._has_reset = True
+            else:
+                self._check_disabled(ids)
+                self._family.load_actions(actions, ids)
+                self._set_ops(ids)
+            self._in_flight[ids] = True
+            self._engine.submit_groups(members)
+
+    def _recv_members(self, count, timeout):
+        """(members, results) of the first `count` members to finish; with count 1 the
+        arrays are views of the member's rows, valid until it is sent again."""
+        with self._recv_lock:
+            with self._lock:
+                self._check_open()
+                pending = int(self._in_flight.sum()) // self._unit
+                if pending < count:
+                    raise ValueError(f"cypool: recv() needs {count} member(s) in flight but "
+                                     f"{pending} are; send() more first")
+                engine = self._engine
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while engine.wait_ready(count, 50) < count:
+                self._check_open()
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"cypool: recv() timed out after {timeout} s")
+            with self._lock:
+                self._check_open()
+                members = -engine.take_ready(count) - 1
+                ids = self._member_rows(members)
+                self._in_flight[ids] = False
+                failures = engine.failures(ids)
+                if failures:
+                    raise EngineError(failures)
+                E = self._unit
+                sel = slice(members[0] * E, (members[0] + 1) * E) if count == 1 else ids
+                return members, self._gather(ids, sel)
 
     # ------------------------------------------------------------------ internals
     def _check_ready_to_step(self):
@@ -411,7 +488,7 @@ class VectorEnv(gym.vector.VectorEnv):
         """Wait for every env in flight and drop the results (reset() in async mode)."""
         e = self._engine
         if self.is_async and self._in_flight.any():
-            k = int(self._in_flight.sum())
+            k = int(self._in_flight.sum()) // self._unit      # queue items in flight
             while e.wait_ready(k, 50) < k:
                 pass
             e.take_ready(k)
@@ -427,17 +504,20 @@ class VectorEnv(gym.vector.VectorEnv):
         out[4]["_env_id"] = np.ones(ids.size, np.bool_)
         return out
 
-    def _gather(self, ids):
-        """The step results of envs `ids` (None: every env, as the pool's own buffers)."""
+    def _gather(self, ids, sel=None):
+        """The step results of envs `ids` (None: every env, as the pool's own buffers); `sel`
+        indexes their rows (default ids; a slice gives views)."""
         e = self._engine
+        if sel is None:
+            sel = ids
         mode = self.autoreset_mode
         if ids is None:
             obs, rew, term, trunc = (self._out(e.obs), self._out(e.reward),
                                      self._out(e.terminated), self._out(e.truncated))
             kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
         else:
-            obs, rew, term, trunc = e.obs[ids], e.reward[ids], e.terminated[ids], e.truncated[ids]
-            kinds, mat, fm = e.info_kind_arr[ids], e.info[ids], e.final_mask_arr[ids]
+            obs, rew, term, trunc = e.obs[sel], e.reward[sel], e.terminated[sel], e.truncated[sel]
+            kinds, mat, fm = e.info_kind_arr[sel], e.info[sel], e.final_mask_arr[sel]
         info = self._info_dict(kinds, mat, ids)
         if mode == AutoresetMode.SAME_STEP and fm.any():
             rows = np.flatnonzero(fm)
@@ -446,7 +526,7 @@ class VectorEnv(gym.vector.VectorEnv):
             for r, i in zip(rows, env_rows):
                 final_obs[r] = e.final_obs[i].copy()
             fkinds = np.where(fm, _INFO_STEP, 0).astype(np.uint8)
-            fmat = e.final_info if ids is None else e.final_info[ids]
+            fmat = e.final_info if ids is None else e.final_info[sel]
             info = {"final_obs": final_obs, "_final_obs": fm.copy(),
                     "final_info": self._info_dict(fkinds, fmat, ids),
                     "_final_info": fm.copy(), **info}

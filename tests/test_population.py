@@ -266,7 +266,7 @@ def test_reward_terms_follow_each_members_weights():
     pop.close()
 
 
-def test_copy_member_and_refused_kwargs(monkeypatch):
+def test_copy_member_and_refused_kwargs():
     pop = make_population(TASK, 3, 2, member_kwargs=[{"ctrl_cost_weight": 0.7}, {}, {}],
                           seed=0)
     pop.reset()
@@ -290,11 +290,6 @@ def test_copy_member_and_refused_kwargs(monkeypatch):
         make_population(TASK, 2, 1, member_kwargs=[{}])
     with pytest.raises(ValueError):
         make_population(TASK, 0, 1)
-    import cypool.registration
-
-    monkeypatch.setattr(cypool.registration, "family_of", lambda env_id: "atari")
-    with pytest.raises(NotImplementedError, match="MuJoCo"):
-        make_population("Pong-v5", 2, 2)
 
 
 # ---------------------------------------------------------------------- statistics
@@ -369,3 +364,219 @@ def test_results_do_not_depend_on_num_threads():
         pop.close()
     for other in runs[1:]:
         assert all(np.array_equal(x, y) for x, y in zip(runs[0], other))
+
+
+# ---------------------------------------------------------------------- per-member time limits
+def test_member_max_episode_steps():
+    P, E = 3, 2
+    pop = make_population(TASK, P, E, seed=0, max_episode_steps=12,
+                          member_kwargs=[{"max_episode_steps": 5}, {}, {"max_episode_steps": 9}],
+                          num_threads=2)
+    obs, info = pop.reset()
+    assert np.array_equal(info["max_episode_steps"], np.repeat([[5], [12], [9]], E, 1))
+    zero = np.zeros((P, E, ACT))
+    first_trunc = np.full((P, E), -1)
+    for t in range(1, 13):
+        _, _, term, trunc, _ = pop.step(zero)
+        assert not term.any()          # standing still: Hopper stays healthy this long
+        first_trunc = np.where((first_trunc < 0) & trunc, t, first_trunc)
+    assert np.array_equal(first_trunc, np.repeat([[5], [12], [9]], E, 1))
+    pop.set_member_kwargs(1, max_episode_steps=3)
+    assert pop.member_kwargs(1)["max_episode_steps"] == 3
+    pop.reset()
+    for t in range(3):
+        _, _, _, trunc, info = pop.step(zero)
+    assert trunc[1].all() and not trunc[[0, 2]].any()
+    assert np.array_equal(info["max_episode_steps"][:, 0], [5, 3, 9])
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        pop.set_member_kwargs(0, max_episode_steps=0)
+    assert pop.member_kwargs(0)["max_episode_steps"] == 5       # nothing half-applied
+    pop.close()
+    with pytest.raises(ValueError, match="max_episode_steps"):
+        make_population(TASK, 2, 1, member_kwargs=[{"max_episode_steps": 2.5}, {}])
+
+
+# ---------------------------------------------------------------------- ring of recent episodes
+def test_episode_ring_equals_a_python_reference():
+    P, E, K = 3, 4, 3
+    pop = make_population(TASK, P, E, seed=5, num_threads=1, episode_window=K,
+                          member_kwargs=[{"max_episode_steps": 4}, {"max_episode_steps": 7},
+                                         {"max_episode_steps": 30}])
+    pop.reset()
+    finished = [[] for _ in range(P)]      # (return, length) in the order the kernel ends them
+    ret = np.zeros((P, E))
+    length = np.zeros((P, E), np.int64)
+    done = np.zeros((P, E), np.bool_)
+    rng = np.random.default_rng(6)
+    for t in range(40):
+        _, rew, term, trunc, _ = pop.step(actions(rng, P, E))
+        ret = np.where(done, 0.0, ret + rew)
+        length = np.where(done, 0, length + 1)
+        done = term | trunc
+        for k in range(P):
+            for j in range(E):       # one thread: envs run in index order
+                if done[k, j]:
+                    finished[k].append((ret[k, j], length[k, j]))
+        rec = pop.recent_episodes()
+        for k in range(P):
+            last = finished[k][-K:]
+            n = len(last)
+            assert rec["count"][k] == n
+            assert np.array_equal(rec["return"][k, K - n:], [r for r, _ in last])
+            assert np.array_equal(rec["length"][k, K - n:], [n_ for _, n_ in last])
+            assert np.isnan(rec["return"][k, :K - n]).all()
+    assert len(finished[0]) > 2 * K and min(len(f) for f in finished) >= 1   # ring wrapped
+    ms = pop.member_statistics()
+    for k in range(P):
+        last = finished[k][-K:]
+        want = np.mean([r for r, _ in last]) if last else np.nan
+        assert np.allclose(ms["recent_return"][k], want, rtol=0, atol=1e-12, equal_nan=True)
+    ring = pop.episode_ring
+    assert np.shares_memory(ring["return"], pop.vec._engine.ring_return)
+    assert np.array_equal(ring["episodes"], [len(f) for f in finished])
+    pop.reset_member(0)
+    assert pop.recent_episodes()["count"][0] == 0
+    assert pop.recent_episodes()["count"][1] == min(K, len(finished[1]))
+    pop.close()
+
+
+# ---------------------------------------------------------------------- async: whole members
+def _policy(obs):
+    """Deterministic and elementwise exact, so the same trajectory gives the same actions."""
+    return np.clip(obs[..., 2:2 + ACT] * 3.0, -1, 1)
+
+
+@pytest.mark.parametrize("member_batch,threads", [(1, 2), (2, 2), (2, 1)])
+def test_async_members_follow_the_sync_trajectories(member_batch, threads):
+    P, E, cycles = 4, 3, 60
+    kw = dict(seed=11, max_episode_steps=25,
+              member_kwargs=[{}, {"frame_skip": 2}, {"ctrl_cost_weight": 0.3}, {}])
+    sync = make_population(TASK, P, E, num_threads=1, **kw)
+    obs, _ = sync.reset()
+    want = [[obs[k].copy()] for k in range(P)]
+    for t in range(cycles):
+        obs, rew, term, trunc, _ = sync.step(_policy(obs))
+        for k in range(P):
+            want[k].append((obs[k].copy(), rew[k].copy(), term[k].copy(), trunc[k].copy()))
+    sync.close()
+    pop = make_population(TASK, P, E, num_threads=threads, member_batch=member_batch, **kw)
+    assert pop.is_async
+    pop.async_reset()
+    got = [[] for _ in range(P)]
+    while min(len(g) for g in got) < cycles + 1:
+        obs, rew, term, trunc, info = pop.recv(timeout=30)
+        members = info["member_id"]
+        assert obs.shape == (member_batch, E, OBS) and rew.shape == (member_batch, E)
+        assert info["member_id"].shape == (member_batch,)
+        assert info["x_position"].shape == (member_batch, E)
+        if member_batch == 1:     # zero-copy: the member's own rows of the pool's buffers
+            k = members[0]
+            assert np.shares_memory(obs, pop.vec._engine.obs)
+            assert np.array_equal(obs[0], pop.vec._engine.obs[k * E:(k + 1) * E])
+        for b, k in enumerate(members):
+            if len(got[k]) == 0:
+                got[k].append(obs[b].copy())
+            elif len(got[k]) <= cycles:
+                got[k].append((obs[b].copy(), rew[b].copy(), term[b].copy(), trunc[b].copy()))
+        pop.send(_policy(obs), members)       # every member keeps going until all are seen
+    for k in range(P):
+        assert np.array_equal(got[k][0], want[k][0])
+        for t in range(1, cycles + 1):
+            for x, y in zip(got[k][t], want[k][t]):
+                assert np.array_equal(x, y), (k, t)
+    pop.close()
+
+
+def test_async_member_errors_and_state_machine():
+    P, E = 3, 2
+    pop = make_population(TASK, P, E, seed=0, member_batch=1, num_threads=2)
+    with pytest.raises(RuntimeError, match="reset"):
+        pop.send(np.zeros((1, E, ACT)), [0])
+    pop.async_reset()
+    with pytest.raises(ValueError, match="in flight"):
+        pop.async_reset()
+    obs, *_, info = pop.recv(timeout=10)
+    k = int(info["member_id"][0])
+    with pytest.raises(ValueError, match="in flight"):      # another member is still pending
+        pop.send(np.zeros((1, E, ACT)), [(k + 1) % P])
+    with pytest.raises(ValueError, match="in flight"):
+        pop.set_member_kwargs((k + 1) % P, ctrl_cost_weight=0.1)
+    with pytest.raises(ValueError, match="member must be in"):
+        pop.send(np.zeros((1, E, ACT)), [P])
+    with pytest.raises(ValueError, match="repeat"):
+        pop.send(np.zeros((2, E, ACT)), [k, k])
+    with pytest.raises(ValueError, match="member blocks"):
+        pop.send(np.zeros((2, E, ACT)), [k])
+    with pytest.raises(ValueError, match="shape"):
+        pop.send(np.zeros((1, E + 1, ACT)), [k])
+    with pytest.raises(ValueError, match="member by member"):     # the flat façade refuses
+        pop.vec.send(np.zeros((E, ACT)), np.arange(E))
+    pop.set_member_kwargs(k, ctrl_cost_weight=0.1)                # idle member: allowed
+    pop.send(np.zeros((1, E, ACT)), [k])                          # default ids work too
+    for _ in range(P):
+        pop.recv(timeout=10)
+    with pytest.raises(ValueError, match="needs 1 member"):       # nothing in flight: no hang
+        pop.recv(timeout=1)
+    obs, info = pop.reset()                                       # sync reset in async mode
+    assert obs.shape == (P, E, OBS)
+    pop.step(np.zeros((P, E, ACT)))                               # send every member + recv 1
+    pop.close()
+    sync = make_population(TASK, P, E, seed=0)
+    with pytest.raises(ValueError, match="async population"):
+        sync.recv()
+    with pytest.raises(ValueError, match="member_batch"):
+        make_population(TASK, P, E, member_batch=P + 1)
+    sync.close()
+
+
+# ---------------------------------------------------------------------- evaluation
+def test_evaluate_matches_gymnasium_episodes():
+    P, E, K, seed, limit = 3, 2, 5, 21, 15
+    members = [{"ctrl_cost_weight": 0.5}, {"frame_skip": 2}, {"max_episode_steps": 6}]
+    pop = make_population(TASK, P, E, seed=0, member_kwargs=members, max_episode_steps=limit)
+    pop.reset()
+    scale = np.array([1.0, 2.0, 0.5])[:, None, None]
+    policy = lambda obs: np.clip(obs[..., 2:2 + ACT] * scale, -1, 1)  # noqa: E731
+    res = pop.evaluate(policy, episodes=K, seed=seed)
+    assert res["return"].shape == (P, K) and res["length"].shape == (P, K)
+    for k in range(P):
+        kw = {n: v for n, v in members[k].items() if n != "max_episode_steps"}
+        cap = members[k].get("max_episode_steps", limit)
+        for j in range(E):
+            env = gym.make(TASK, max_episode_steps=cap, **kw)
+            env.unwrapped._np_random = np.random.Generator(
+                np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(j,))))
+            for ep in range(j, K, E):          # env j plays episodes j, j + E, ...
+                obs, _ = env.reset()
+                total, n, over = 0.0, 0, False
+                while not over:
+                    obs, r, te, tr, _ = env.step(np.clip(obs[2:2 + ACT] * scale[k, 0, 0], -1, 1))
+                    total += r
+                    n += 1
+                    over = te or tr
+                assert res["return"][k, ep] == total, (k, ep)
+                assert res["length"][k, ep] == n
+    again = pop.evaluate(policy, episodes=K, seed=seed)       # same seed: same results
+    assert np.array_equal(again["return"], res["return"])
+    pop.close()
+
+
+def test_evaluate_leaves_training_alone():
+    P, E = 2, 3
+    pop = make_population(TASK, P, E, seed=4)
+    pop.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        pop.step(actions(rng, P, E))
+    obs = pop.vec._engine.obs.copy()
+    stats = pop.episode_statistics(copy=True)
+    res = pop.evaluate(lambda o: np.zeros((P, E, ACT)), episodes=1)
+    assert np.array_equal(pop.vec._engine.obs, obs)
+    for key, v in pop.episode_statistics(copy=True).items():
+        assert np.array_equal(v, stats[key]), key
+    assert np.isfinite(res["return"]).all()
+    with pytest.raises(ValueError, match="shape"):
+        pop.evaluate(lambda o: np.zeros((P, ACT)), episodes=1)
+    with pytest.raises(TypeError, match="callable"):
+        pop.evaluate(None)
+    pop.close()

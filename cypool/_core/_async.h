@@ -5,7 +5,8 @@
  * worker the OS has descheduled never holds the batch up unless it holds an env.
  *
  * send() pushes env ids onto the work ring; the engine's worker threads pop one id at a time,
- * step that env, and push its id onto the done ring; recv() waits (in slices, so the caller
+ * step that env, and push its id onto the done ring (an item may also name a whole group of
+ * envs, encoded as -(group + 1): a population member, stepped by one thread); recv() waits (in slices, so the caller
  * can check for Ctrl-C) until enough ids are done and takes them in completion order. Each env
  * is in at most one ring at a time (the façade's state machine), so rings of num_envs slots
  * never overflow.
@@ -170,6 +171,11 @@ static inline int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n) {
   __atomic_store_n(&q->done_len, q->done_len - n, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&q->mu);
   return n;
+}
+
+/* Atomic *p += v, returning the old value (group episode counters). */
+static inline int64_t cp_fetch_add(int64_t* p, int64_t v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
 /* Wake every worker and waiter; workers exit after the env they are stepping. */

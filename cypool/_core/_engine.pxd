@@ -42,6 +42,7 @@ cdef extern from "_async.h" nogil:
     int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms)
     int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n)
     void cp_async_stop(cp_async* q)
+    int64_t cp_fetch_add(int64_t* p, int64_t v)
 
 
 cdef class Engine:
@@ -76,6 +77,13 @@ cdef class Engine:
     cdef int64_t* n_steps
     cdef readonly object episode_return, episode_length, last_return, last_length
     cdef readonly object episodes, env_steps
+    # groups (population members): env i belongs to group i // group_size; each group keeps a
+    # ring of its last ring_k finished episodes, written by whichever thread ends them
+    cdef readonly Py_ssize_t group_size, num_groups, ring_k
+    cdef double* ring_ret
+    cdef int64_t* ring_len
+    cdef int64_t* group_eps
+    cdef readonly object ring_return, ring_length, group_episodes
     # the worker team: queues, the thread hosting the team, scratch ids for sync batches
     cdef cp_async* aq
     cdef object _worker
@@ -85,6 +93,8 @@ cdef class Engine:
     cdef int env_reset(self, Py_ssize_t i) noexcept nogil
     cdef int env_step(self, Py_ssize_t i) noexcept nogil
     cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil
+    cdef void run_item(self, int64_t item) noexcept nogil
+    cdef void end_episode(self, Py_ssize_t i) noexcept nogil
     cdef void run_all(self) noexcept nogil
     cdef void run_with_team(self) noexcept nogil
     cdef void worker_loop(self) noexcept nogil

@@ -21,6 +21,8 @@ with prange against 12k with one thread). With the queue the caller steps envs i
 only waits for envs a worker has actually taken.
 
 Async (send/recv): the same run_one, fed by the same queue; the caller does not step envs.
+A queue item is one env, or a whole group of envs (a population member: `set_groups`), which
+one thread steps in turn so that the member comes back complete.
 """
 from cython.parallel cimport parallel
 from cpython.pycapsule cimport PyCapsule_GetPointer
@@ -46,6 +48,9 @@ cdef class Engine:
     def __cinit__(self, *args, **kwargs):
         self.slots = NULL
         self.rng = NULL
+        self.ring_ret = NULL
+        self.ring_len = NULL
+        self.group_eps = NULL
         self.aq = NULL
         self.batch_ids = NULL
 
@@ -172,9 +177,7 @@ cdef class Engine:
         if s.limit > 0 and s.elapsed >= s.limit:
             self.trunc[i] = 1
         if st == ST_OK and (self.term[i] or self.trunc[i]):
-            self.n_episodes[i] += 1
-            self.last_ret[i] = self.ep_ret[i]
-            self.last_len[i] = self.ep_len[i]
+            self.end_episode(i)
             if op == OP_STEP_RESET:
                 memcpy(self.fobs_p + i * self.obs_row, self.obs_p + i * self.obs_row,
                        self.obs_row)
@@ -191,6 +194,29 @@ cdef class Engine:
                 return
         self.done[i] = st != ST_OK or self.term[i] or self.trunc[i]
         s.status = st
+
+    cdef void end_episode(self, Py_ssize_t i) noexcept nogil:
+        """Statistics of env i's finished episode (its running return/length are final)."""
+        cdef Py_ssize_t g, k
+        self.n_episodes[i] += 1
+        self.last_ret[i] = self.ep_ret[i]
+        self.last_len[i] = self.ep_len[i]
+        if self.ring_k > 0:
+            g = i // self.group_size
+            # the group's envs may end episodes on several threads at once: claim a ring slot
+            k = g * self.ring_k + cp_fetch_add(&self.group_eps[g], 1) % self.ring_k
+            self.ring_ret[k] = self.ep_ret[i]
+            self.ring_len[k] = self.ep_len[i]
+
+    cdef void run_item(self, int64_t item) noexcept nogil:
+        """One queue item: env `item`, or every env of group -(item + 1)."""
+        cdef Py_ssize_t i, first
+        if item >= 0:
+            self.run_one(item, self.ops[item])
+            return
+        first = (-item - 1) * self.group_size
+        for i in range(first, first + self.group_size):
+            self.run_one(i, self.ops[i])
 
     cdef void run_all(self) noexcept nogil:
         cdef Py_ssize_t i, n = self.num_envs
@@ -247,7 +273,7 @@ cdef class Engine:
     cdef void worker_loop(self) noexcept nogil:
         cdef int64_t i
         while cp_async_pop_work(self.aq, &i) == 0:
-            self.run_one(i, self.ops[i])
+            self.run_item(i)
             cp_async_push_done(self.aq, i)
 
     def submit(self, const int64_t[::1] ids):
@@ -255,6 +281,35 @@ cdef class Engine:
         self._check_team()
         with nogil:
             cp_async_push_work(self.aq, &ids[0], ids.shape[0])
+
+    def submit_groups(self, groups):
+        """Queue whole groups (see set_groups); each comes back as the item -(group + 1)."""
+        self._check_team()
+        if self.group_size < 1:
+            raise RuntimeError("cypool: submit_groups() before set_groups()")
+        items = -np.asarray(groups, np.int64) - 1
+        cdef const int64_t[::1] it = items
+        with nogil:
+            cp_async_push_work(self.aq, &it[0], it.shape[0])
+
+    def set_groups(self, Py_ssize_t group_size, Py_ssize_t ring_k):
+        """Split the envs into groups of `group_size` consecutive envs (population members),
+        each recording its last `ring_k` finished episodes (0: no ring). Call it with no work
+        queued: the ring arrays are replaced."""
+        if group_size < 1 or self.num_envs % group_size:
+            raise ValueError("cypool: group_size must divide num_envs")
+        if ring_k < 0:
+            raise ValueError("cypool: ring_k must be >= 0")
+        g = self.num_envs // group_size
+        self.ring_return = np.zeros((g, max(ring_k, 1)), np.float64)
+        self.ring_length = np.zeros((g, max(ring_k, 1)), np.int64)
+        self.group_episodes = np.zeros(g, np.int64)
+        self.ring_ret = <double*> _data(self.ring_return)
+        self.ring_len = <int64_t*> _data(self.ring_length)
+        self.group_eps = <int64_t*> _data(self.group_episodes)
+        self.group_size = group_size
+        self.num_groups = g
+        self.ring_k = ring_k
 
     def wait_ready(self, int64_t want, int timeout_ms):
         """Wait up to timeout_ms (GIL released) for `want` finished envs; return how many."""

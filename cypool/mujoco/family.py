@@ -97,18 +97,12 @@ class MujocoFamily:
         if max(model.nq, model.nv, model.nu, model.nbody) > MAX_DIM:
             raise ValueError(f"xml_file: cypool supports models with at most {MAX_DIM} "
                              f"coordinates, dofs, actuators and bodies")
+        self.env_id, self._mod, self._model, self._path = env_id, mod, model, path
         prm, obs_dim = mod.configure(model, kw)
+        self._obs_dim = obs_dim
         rows = [prm] * num_envs
         if member_kwargs is not None:  # one kwargs dict per env (populations)
-            rows = []
-            for extra in member_kwargs:
-                kwi = merge_kwargs(env_id, mod, {**kwargs, **extra})
-                if xml_path(kwi["xml_file"]) != path:
-                    raise ValueError("xml_file must be the same for every env of a pool")
-                p_i, d_i = mod.configure(model, kwi)
-                if d_i != obs_dim:
-                    raise ValueError("member kwargs must not change the observation size")
-                rows.append(p_i)
+            rows = [self._row({**kwargs, **extra}) for extra in member_kwargs]
         params = np.stack(rows)
         self.kwargs = kw
         self.nu = model.nu
@@ -125,6 +119,32 @@ class MujocoFamily:
         dt = model.opt.timestep * kw["frame_skip"]
         self.metadata = {"render_modes": [], "render_fps": int(np.round(1.0 / dt))}
         self.action_dtype = np.float64
+
+    # ------------------------------------------------------------------ per-env settings
+    def merged_kwargs(self, kwargs):
+        """The complete, validated task kwargs: the task's defaults updated with `kwargs`."""
+        return merge_kwargs(self.env_id, self._mod, kwargs)
+
+    def _row(self, kwargs):
+        kw = merge_kwargs(self.env_id, self._mod, kwargs)
+        if xml_path(kw["xml_file"]) != self._path:
+            raise ValueError("xml_file must be the same for every env of a pool")
+        row, obs_dim = self._mod.configure(self._model, kw)
+        if obs_dim != self._obs_dim:
+            raise ValueError("member kwargs must not change the observation size")
+        return row
+
+    def configure_envs(self, ids, kwargs):
+        """Give envs `ids` the task kwargs `kwargs` (complete: pool kwargs and overrides).
+        Everything is validated before any env changes; the kernels read an env's row at
+        every step and reset, so the values apply from its next step (reset noise: next
+        reset). Kwargs that change the model or the observation size are refused."""
+        row = self._row(kwargs)
+        self.engine.params[np.asarray(ids, np.int64)] = row    # in place: the C buffer
+
+    def set_max_episode_steps(self, ids, limit):
+        """Truncation limit of envs `ids` in steps (from their next step)."""
+        self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
 
     def load_actions(self, actions, env_ids=None):
         """Validate an action batch (rows for env_ids, or for every env) and copy it into C."""
