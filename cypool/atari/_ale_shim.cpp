@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "ale/ale_interface.hpp"
+#include "ale/emucore/Deserializer.hxx"
 #include "ale/emucore/MD5.hxx"
+#include "ale/emucore/Serializer.hxx"
 #include "ale/games/Roms.hpp"
 
 namespace {
@@ -205,6 +207,19 @@ int cp_ale_reload_rom(ale::ALEInterface* ale) noexcept {
   if (status != CP_ALE_OK) return status;
   return guarded([&]() -> int {
     ale->loadROM({});  // an empty path reloads the current ROM
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_reload_rom_keep_rng(ale::ALEInterface* ale) noexcept {
+  int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  return guarded([&]() -> int {
+    ale::stella::Serializer saved;
+    ale->environment->getEnvironmentRNG().saveState(saved);
+    ale->loadROM({});  // a new StellaEnvironment, seeded from "random_seed" ...
+    ale::stella::Deserializer in(saved.get_str());
+    ale->environment->getEnvironmentRNG().loadState(in);  // ... then given the old stream
     return CP_ALE_OK;
   });
 }

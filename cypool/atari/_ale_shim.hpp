@@ -93,6 +93,13 @@ int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept;
 // generator with the same 32 bits; only -1, "seed from the clock", is special).
 int cp_ale_reload_rom(ale::ALEInterface* ale) noexcept;
 
+// Reloads the current ROM like cp_ale_reload_rom, so that settings read only at a load
+// (repeat_action_probability above all) take effect, but carries the environment's
+// random generator (the sticky-action stream) across the reload instead of reseeding
+// it from "random_seed": an env whose settings change keeps drawing from its stream.
+// The console and its own fixed-seed generator restart, as after any load.
+int cp_ale_reload_rom_keep_rng(ale::ALEInterface* ale) noexcept;
+
 // Game mode and difficulty (ALE's setMode/setDifficulty): recorded now and
 // applied by the next reset_game.  A value the game does not offer is
 // CP_ALE_ERR_EXCEPTION.  The available values are listed like action sets.

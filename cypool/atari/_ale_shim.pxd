@@ -44,6 +44,7 @@ cdef extern from "_ale_shim.hpp" nogil:
                         int* difficulties, size_t difficulties_capacity,
                         size_t* n_difficulties) noexcept
     int cp_ale_reload_rom(ALEInterface* ale) noexcept
+    int cp_ale_reload_rom_keep_rng(ALEInterface* ale) noexcept
     int cp_ale_seed(ALEInterface* ale, int seed) noexcept
     int cp_ale_set_mode(ALEInterface* ale, int mode) noexcept
     int cp_ale_set_difficulty(ALEInterface* ale, int difficulty) noexcept
