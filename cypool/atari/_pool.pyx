@@ -23,6 +23,19 @@ a pool is bit-identical to gymnasium's AtariPreprocessing + FrameStackObservatio
     then FIRE, as EnvPool. The reset frame fills the whole stack.
   * step: frame_skip frames, rewards summed; the loop stops at a game over *before* grabbing
     that frame (gymnasium), so an early end repeats the stale buffers as gymnasium does.
+  * per-env options: frame_skip, noop_max, use_fire_reset, episodic_life, reward_clip,
+    max_episode_steps, repeat_action_probability, mode and difficulty live in each env's
+    AleEnv (set_env_options, with the GIL held between batches), so that one pool can hold
+    differently configured envs (populations). The kernel reads them at every step and reset:
+    frame_skip, reward_clip, episodic_life and the time limit apply from the env's next step,
+    noop_max and use_fire_reset from its next reset. repeat_action_probability, mode and
+    difficulty are ALE settings: ALE copies the sticky probability into the StellaEnvironment
+    that a ROM load builds (setFloat alone changes nothing), and applies the mode at
+    reset_game. So a change of any of the three reloads the ROM at the env's next reset, the
+    path a seeded reset takes: with a seed, that env then plays exactly the game of a pool
+    built with those settings; without one, ALE's sticky-action generator carries on across
+    the reload (cp_ale_reload_rom_keep_rng) instead of restarting from the last seed. Either
+    way the console restarts: a new game, never an episodic-life continuation.
   * EnvPool's options on top: episodic_life ends the episode on a life loss and the next
     reset continues the same game (no reset_game, stack kept); reward_clip gives the sign;
     truncation at max_episode_steps agent steps since the game was reset, truncation winning
@@ -39,6 +52,7 @@ Known departures, each deliberate:
     counted with the no-ops; a game over during the no-ops of a *seeded* reset restarts the
     game without reseeding (gymnasium reseeds; no game ends within 30 frames of its start).
 """
+from libc.limits cimport INT_MAX
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport calloc, free, malloc
@@ -56,7 +70,8 @@ from cypool.atari._ale.version cimport ALE_VERSION
 from cypool.atari._ale_shim cimport (
     CP_ALE_OK, CP_ALE_NUM_ACTIONS, CP_ALE_RAM_SIZE, CP_ALE_LOG_ERROR,
     cp_ale_last_error, cp_ale_set_log_level, cp_ale_create, cp_ale_destroy, cp_ale_set_int,
-    cp_ale_set_float, cp_ale_load_rom, cp_ale_rom_info, cp_ale_set_mode, cp_ale_set_difficulty,
+    cp_ale_set_float, cp_ale_load_rom, cp_ale_reload_rom_keep_rng, cp_ale_rom_info,
+    cp_ale_set_mode, cp_ale_set_difficulty,
     cp_ale_reset_game, cp_ale_act, cp_ale_game_over, cp_ale_lives, cp_ale_screen_grayscale,
     cp_ale_screen_rgb, cp_ale_ram, cp_ale_minimal_actions)
 from cypool.atari._preprocess cimport (ResizePlan, resize_frame, max_into)
@@ -80,6 +95,10 @@ cdef enum:
 INFO_COLUMNS = {"lives": INFO_LIVES, "reward": INFO_REWARD, "terminated": INFO_TERMINATED,
                 "elapsed_step": INFO_ELAPSED, "ram": INFO_RAM}
 RAM_SIZE = CP_ALE_RAM_SIZE
+# The options each env holds for itself (AlePool.set_env_options); the others (stack_num,
+# frame size, colour, action set, resize, ram_info) shape the buffers and are pool-wide.
+ENV_OPTIONS = ("frame_skip", "noop_max", "episodic_life", "reward_clip", "use_fire_reset",
+               "repeat_action_probability", "mode", "difficulty")
 
 
 def ale_version():
@@ -88,9 +107,23 @@ def ale_version():
 
 
 # Per-env state, one C struct per env (calloc'd array), touched only by the thread running
-# that env.
+# that env. The option fields are written only by AlePool.set_env_options /
+# set_max_episode_steps, with the GIL held and no batch running that env.
 ctypedef struct AleEnv:
     ALEInterface* ale
+    # options
+    int frame_skip         # emulator frames per agent step (>= 1)
+    int noop_max           # a reset plays U[1, noop_max] no-ops (0: none)
+    int use_fire_reset     # the option as given
+    int fire_reset         # press FIRE at reset: use_fire_reset and the game has FIRE
+    int episodic_life      # a life loss ends the episode; the next reset continues the game
+    int reward_clip        # reward = sign(reward)
+    int64_t max_steps      # truncate at this many agent steps since the game was reset (0: none)
+    double sticky          # ALE's repeat_action_probability      } ALE settings, applied by
+    int mode               # game mode (-1: the game's default)   } a ROM (re)load at the
+    int difficulty         # difficulty (-1: the game's default)  } env's next reset
+    int reload_pending     # one of those three changed since the ROM was loaded
+    # state
     uint8_t* buf0          # the step's last frame (and the reset frame); holds the pooled max
     uint8_t* buf1          # the frame before it (zeroed at reset, as gymnasium does)
     float* hsum            # resize scratch: horizontal sums, src_h x dst_w floats
@@ -118,12 +151,13 @@ cdef class AlePool(Engine):
     cdef readonly object actions      # (num_envs,) int32 action indices, set by the façade
     cdef int aset[CP_ALE_NUM_ACTIONS]     # ALE action id of each action index
     cdef readonly int n_actions
-    cdef int frame_skip, noop_max, fire_reset, episodic_life, reward_clip, ram_info
-    cdef int channels, mode, difficulty
-    cdef float sticky
+    cdef int has_fire                 # the action set has FIRE (action id 1)
+    cdef int fire_reset               # the pool's use_fire_reset and has_fire
+    cdef int ram_info, channels
     cdef Py_ssize_t raw_size, frame_size
     cdef readonly int stack_num
-    cdef readonly int64_t max_steps   # truncation limit in agent steps (0: none)
+    cdef readonly int64_t max_steps   # the truncation limit the pool was built with (0: none);
+                                      # each env's own: env_options(i)["max_episode_steps"]
     cdef list _modes, _difficulties
 
     def __cinit__(self, *args, **kwargs):
@@ -133,19 +167,15 @@ cdef class AlePool(Engine):
                  long long max_episode_steps, dict cfg, dict plan, Py_ssize_t info_width):
         """cfg: frame_skip, noop_max, stack_num, gray_scale, img_height, img_width,
         episodic_life, reward_clip, use_fire_reset, full_action_space,
-        repeat_action_probability, mode, difficulty (-1: the game's default), ram_info."""
+        repeat_action_probability, mode, difficulty (-1: the game's default), ram_info.
+        Every env starts with cfg's per-env options (ENV_OPTIONS) and max_episode_steps."""
         cdef Py_ssize_t i
         cdef int h = cfg["img_height"], w = cfg["img_width"]
-        self.frame_skip = cfg["frame_skip"]
-        self.noop_max = cfg["noop_max"]
         self.stack_num = cfg["stack_num"]
         self.channels = 1 if cfg["gray_scale"] else 3
-        self.episodic_life = cfg["episodic_life"]
-        self.reward_clip = cfg["reward_clip"]
         self.ram_info = cfg["ram_info"]
-        self.sticky = cfg["repeat_action_probability"]
-        self.mode = cfg["mode"]
-        self.difficulty = cfg["difficulty"]
+        if max_episode_steps < 0:
+            raise ValueError("cypool: max_episode_steps must be >= 0")
         self.max_steps = max_episode_steps
         self.raw_size = RAW_H * RAW_W * self.channels
         self.frame_size = <Py_ssize_t> self.channels * h * w
@@ -170,6 +200,9 @@ cdef class AlePool(Engine):
                     or self.envs[i].hsum == NULL or self.envs[i].acc == NULL):
                 raise MemoryError("cypool: cannot allocate the Atari frame buffers")
         self._create(cfg["full_action_space"], cfg["use_fire_reset"])
+        everyone = np.arange(num_envs, dtype=np.int64)
+        self.set_env_options(everyone, {k: cfg[k] for k in ENV_OPTIONS})
+        self.set_max_episode_steps(everyone, max_episode_steps)
 
     def _set_plan(self, dict plan):
         arrays = {k: np.ascontiguousarray(plan[k]) for k in ("xi", "yi", "xw", "yw", "xa", "yb")}
@@ -216,10 +249,6 @@ cdef class AlePool(Engine):
                                f"{cp_ale_last_error().decode()}")
         self._modes = [modes[k] for k in range(n_modes)]
         self._difficulties = [diffs[k] for k in range(n_diffs)]
-        if self.mode >= 0:
-            self._check_choice("mode", self.mode, self._modes)
-        if self.difficulty >= 0:
-            self._check_choice("difficulty", self.difficulty, self._difficulties)
         if full_action_space:
             memcpy(self.aset, legal, n_legal * sizeof(int))
             self.n_actions = <int> n_legal
@@ -227,17 +256,14 @@ cdef class AlePool(Engine):
             memcpy(self.aset, minimal, n_min * sizeof(int))
             self.n_actions = <int> n_min
         # EnvPool presses FIRE at reset when action 1 (FIRE) is in the game's action set.
-        self.fire_reset = 0
-        if use_fire_reset:
-            for i in range(self.n_actions):
-                if self.aset[i] == 1:
-                    self.fire_reset = 1
+        self.has_fire = 0
+        for i in range(self.n_actions):
+            if self.aset[i] == 1:
+                self.has_fire = 1
+        self.fire_reset = self.has_fire and use_fire_reset
         with nogil:
             for i in range(n):
                 rc = cp_ale_create(&self.envs[i].ale)
-                if rc == CP_ALE_OK:
-                    rc = cp_ale_set_float(self.envs[i].ale, b"repeat_action_probability",
-                                          self.sticky)
                 if rc != CP_ALE_OK:
                     break
         if rc != CP_ALE_OK:
@@ -276,7 +302,109 @@ cdef class AlePool(Engine):
 
     @property
     def fire_on_reset(self):
+        """The pool's default: a reset presses FIRE (env i's own: env_options(i))."""
         return bool(self.fire_reset)
+
+    def _check_ids(self, const int64_t[::1] ids):
+        cdef Py_ssize_t k
+        for k in range(ids.shape[0]):
+            if not 0 <= ids[k] < self.num_envs:
+                raise IndexError(f"cypool: env id {ids[k]} out of range [0, {self.num_envs})")
+
+    def set_env_options(self, const int64_t[::1] ids, dict options):
+        """Set per-env options (keys: any of ENV_OPTIONS, values already validated by the
+        family; mode/difficulty -1 or None: the game's default) of envs `ids`. Everything is
+        checked before any env changes. Call with no batch running these envs. frame_skip,
+        reward_clip, episodic_life apply from the env's next step; noop_max, use_fire_reset
+        from its next reset; a changed repeat_action_probability, mode or difficulty reloads
+        the ROM at its next reset (see the module docstring)."""
+        cdef Py_ssize_t k
+        cdef AleEnv* e
+        cdef int reload
+        unknown = [key for key in options if key not in ENV_OPTIONS]
+        if unknown:
+            raise ValueError(f"cypool: {unknown} cannot differ between the envs of an Atari "
+                             f"pool; per-env options are {list(ENV_OPTIONS)}")
+        self._check_ids(ids)
+        vals = {}
+        for key in ("frame_skip", "noop_max"):
+            if key in options:
+                v = options[key]
+                low = 1 if key == "frame_skip" else 0
+                if not low <= v <= INT_MAX:
+                    raise ValueError(f"{key} must be in [{low}, {INT_MAX}], got {v}")
+                vals[key] = int(v)
+        for key in ("episodic_life", "reward_clip", "use_fire_reset"):
+            if key in options:
+                vals[key] = 1 if options[key] else 0
+        if "repeat_action_probability" in options:
+            p = float(options["repeat_action_probability"])
+            if not 0.0 <= p <= 1.0:
+                raise ValueError(f"repeat_action_probability must be in [0, 1], got {p}")
+            vals["repeat_action_probability"] = p
+        for key, allowed in (("mode", self._modes), ("difficulty", self._difficulties)):
+            if key in options:
+                v = options[key]
+                v = -1 if v is None else int(v)
+                if v != -1:
+                    self._check_choice(key, v, allowed)
+                vals[key] = v
+        for k in range(ids.shape[0]):
+            e = &self.envs[ids[k]]
+            if "frame_skip" in vals:
+                e.frame_skip = vals["frame_skip"]
+            if "noop_max" in vals:
+                e.noop_max = vals["noop_max"]
+            if "episodic_life" in vals:
+                e.episodic_life = vals["episodic_life"]
+            if "reward_clip" in vals:
+                e.reward_clip = vals["reward_clip"]
+            if "use_fire_reset" in vals:
+                e.use_fire_reset = vals["use_fire_reset"]
+                e.fire_reset = e.use_fire_reset and self.has_fire
+            reload = 0
+            if "repeat_action_probability" in vals:
+                reload |= e.sticky != vals["repeat_action_probability"]
+                e.sticky = vals["repeat_action_probability"]
+            if "mode" in vals:
+                reload |= e.mode != vals["mode"]
+                e.mode = vals["mode"]
+            if "difficulty" in vals:
+                reload |= e.difficulty != vals["difficulty"]
+                e.difficulty = vals["difficulty"]
+            if reload and e.loaded:
+                e.reload_pending = 1
+
+    def set_max_episode_steps(self, const int64_t[::1] ids, int64_t limit):
+        """Atari's own truncation limit of envs `ids` (0: none), in agent steps since the game
+        was reset (EnvPool's elapsed_step, which an episodic-life reset does not restart),
+        from their next step on. Replaces the engine's limit (counted since the last reset),
+        which an Atari pool keeps off."""
+        cdef Py_ssize_t k
+        if limit < 0:
+            raise ValueError("cypool: max_episode_steps must be >= 0")
+        self._check_ids(ids)
+        for k in range(ids.shape[0]):
+            self.envs[ids[k]].max_steps = limit
+
+    def max_episode_steps_of(self):
+        """Every env's truncation limit (0: none), as a fresh int64 array."""
+        cdef Py_ssize_t i
+        return np.array([self.envs[i].max_steps for i in range(self.num_envs)], np.int64)
+
+    def env_options(self, Py_ssize_t i):
+        """Env i's per-env options, as set (the ALE settings among them apply from the ROM
+        reload at its next reset when they changed): ENV_OPTIONS plus max_episode_steps
+        (0: none); mode/difficulty -1 is the game's default."""
+        cdef AleEnv* e
+        if not 0 <= i < self.num_envs:
+            raise IndexError(f"cypool: env id {i} out of range [0, {self.num_envs})")
+        e = &self.envs[i]
+        return dict(frame_skip=e.frame_skip, noop_max=e.noop_max,
+                    episodic_life=bool(e.episodic_life), reward_clip=bool(e.reward_clip),
+                    use_fire_reset=bool(e.use_fire_reset),
+                    repeat_action_probability=e.sticky, mode=e.mode,
+                    difficulty=e.difficulty, max_episode_steps=e.max_steps)
 
     def set_ale_seed(self, Py_ssize_t i, int seed):
         """ALE's random_seed for env i, applied (ROM reload) at its next reset."""
@@ -338,36 +466,46 @@ cdef class AlePool(Engine):
     cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
         cdef AleEnv* e = &self.envs[i]
         cdef int over = 0, r = 0, push_all = 1, k, noops = 0
-        if e.seed_pending or not e.loaded:
-            # ale-py's seed_game + load_game: the seed takes effect by loading the ROM.
-            if cp_ale_set_int(e.ale, b"random_seed", e.ale_seed) != CP_ALE_OK:
-                return self._fail(i, "setInt(random_seed)")
-            if cp_ale_load_rom(e.ale, self.rom_c) != CP_ALE_OK:
+        cdef int noop_max = e.noop_max, fire = e.fire_reset
+        cdef int64_t max_steps = e.max_steps
+        if e.seed_pending or not e.loaded or e.reload_pending:
+            # ale-py's seed_game + load_game: the seed and the settings take effect by
+            # loading the ROM; a settings change without a new seed keeps ALE's stream.
+            if cp_ale_set_float(e.ale, b"repeat_action_probability",
+                                <float> e.sticky) != CP_ALE_OK:
+                return self._fail(i, "setFloat(repeat_action_probability)")
+            if e.seed_pending or not e.loaded:
+                if cp_ale_set_int(e.ale, b"random_seed", e.ale_seed) != CP_ALE_OK:
+                    return self._fail(i, "setInt(random_seed)")
+                if cp_ale_load_rom(e.ale, self.rom_c) != CP_ALE_OK:
+                    return self._fail(i, "loadROM")
+            elif cp_ale_reload_rom_keep_rng(e.ale) != CP_ALE_OK:
                 return self._fail(i, "loadROM")
-            if self.mode >= 0 and cp_ale_set_mode(e.ale, self.mode) != CP_ALE_OK:
+            if e.mode >= 0 and cp_ale_set_mode(e.ale, e.mode) != CP_ALE_OK:
                 return self._fail(i, "setMode")
-            if self.difficulty >= 0 and cp_ale_set_difficulty(e.ale, self.difficulty) != CP_ALE_OK:
+            if e.difficulty >= 0 and cp_ale_set_difficulty(e.ale, e.difficulty) != CP_ALE_OK:
                 return self._fail(i, "setDifficulty")
             e.loaded = 1
             e.seed_pending = 0
+            e.reload_pending = 0
             e.life_lost = 0
         if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
             return self._fail(i, "game_over")
         # EnvPool's episodic life: after a life loss the same game goes on (no reset_game,
         # stack kept); a game over or the time limit resets it.
-        if (self.episodic_life and e.life_lost and not over
-                and not (self.max_steps > 0 and e.game_steps >= self.max_steps)):
+        if (e.episodic_life and e.life_lost and not over
+                and not (max_steps > 0 and e.game_steps >= max_steps)):
             push_all = 0
         else:
             if cp_ale_reset_game(e.ale) != CP_ALE_OK:
                 return self._fail(i, "reset_game")
             e.game_steps = 0
         e.life_lost = 0
-        if self.noop_max > 0:
+        if noop_max > 0:
             # Generator.integers(1, noop_max + 1): numpy's bounded-integer draw on [1, noop_max]
-            noops = <int> random_bounded_uint64(self.rng[i], 1, <uint64_t> (self.noop_max - 1),
+            noops = <int> random_bounded_uint64(self.rng[i], 1, <uint64_t> (noop_max - 1),
                                                 0, False)
-        if self.fire_reset and noops > 0:
+        if fire and noops > 0:
             noops -= 1                      # EnvPool: U[1, noop_max] - 1 no-ops, then FIRE
         for k in range(noops):
             if cp_ale_act(e.ale, 0, 1.0, &r) != CP_ALE_OK:
@@ -379,7 +517,7 @@ cdef class AlePool(Engine):
                     return self._fail(i, "reset_game")
                 e.game_steps = 0
                 push_all = 1
-        if self.fire_reset:
+        if fire:
             if cp_ale_act(e.ale, 1, 1.0, &r) != CP_ALE_OK:
                 return self._fail(i, "act")
         if self._grab(e, e.buf0) != CP_ALE_OK:
@@ -395,8 +533,9 @@ cdef class AlePool(Engine):
     cdef int env_step(self, Py_ssize_t i) noexcept nogil:
         cdef AleEnv* e = &self.envs[i]
         cdef int a = self.aset[self.act_p[i]]
-        cdef int t, r = 0, over = 0, lives = 0, fs = self.frame_skip
+        cdef int t, r = 0, over = 0, lives = 0, fs = e.frame_skip
         cdef int life_loss, truncated
+        cdef int64_t max_steps = e.max_steps
         cdef double reward = 0.0
         for t in range(fs):
             if cp_ale_act(e.ale, a, 1.0, &r) != CP_ALE_OK:
@@ -418,13 +557,13 @@ cdef class AlePool(Engine):
         if cp_ale_lives(e.ale, &lives) != CP_ALE_OK:
             return self._fail(i, "lives")
         e.game_steps += 1
-        life_loss = self.episodic_life and 0 < lives < e.lives
-        truncated = self.max_steps > 0 and e.game_steps >= self.max_steps
+        life_loss = e.episodic_life and 0 < lives < e.lives
+        truncated = max_steps > 0 and e.game_steps >= max_steps
         self.trunc[i] = truncated
         self.term[i] = (over or life_loss) and not truncated
         e.life_lost = life_loss and not over
         e.lives = lives
-        self.rew[i] = _sign(reward) if self.reward_clip else reward
+        self.rew[i] = _sign(reward) if e.reward_clip else reward
         return self._info(i, e, reward, over)
 
 
