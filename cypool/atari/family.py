@@ -24,6 +24,18 @@ Info per env: env_id, lives, reward (unclipped), terminated (real game over), el
 (steps since the game was reset). With use_fire_reset=False, episodic_life=False and
 reward_clip=False the trajectories are bit-identical to gymnasium's AtariPreprocessing +
 FrameStackObservation over ale-py (see cypool/atari/_pool.pyx).
+
+Per-env options (populations): the options that change neither the observation nor the
+action set (PER_ENV_OPTIONS: frame_skip, noop_max, episodic_life, reward_clip,
+use_fire_reset, repeat_action_probability, mode, difficulty, zero_discount_on_life_loss) may
+differ between the envs of one pool: ``AtariFamily(..., member_kwargs=[{...}, ...])`` at
+construction, ``configure_envs(ids, kwargs)`` at run time, and ``set_max_episode_steps(ids,
+limit)`` for the time limit. frame_skip, reward_clip, episodic_life and the time limit
+apply from the env's next step; noop_max and use_fire_reset from its next reset;
+repeat_action_probability, mode and difficulty are ALE settings, applied by reloading the
+ROM at the env's next reset (a seeded reset then gives exactly the game of a pool built
+with them; an unseeded one keeps ALE's sticky-action stream going). The others
+(SHAPE_OPTIONS) are pool-wide, and a per-env value that differs from the pool's is refused.
 """
 from __future__ import annotations
 
@@ -35,7 +47,7 @@ import gymnasium as gym
 
 from cypool.atari import games
 from cypool.atari.resize import make_plan
-from cypool.atari._pool import AlePool, INFO_COLUMNS, RAM_SIZE
+from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
 
 # EnvPool's Atari config (envpool/atari/atari_env.h, plus mode/difficulty of envpool 1.2.5),
 # so that an EnvPool user switches by changing the import. ram_info is cypool's: EnvPool
@@ -52,6 +64,12 @@ MAX_EPISODE_STEPS = 27000
 BOOL_OPTIONS = ("episodic_life", "zero_discount_on_life_loss", "reward_clip", "use_fire_reset",
                 "gray_scale", "full_action_space", "use_inter_area_resize", "ram_info")
 INT_OPTIONS = {"stack_num": 1, "frame_skip": 1, "noop_max": 0, "img_height": 1, "img_width": 1}
+# Options each env may set for itself; ENV_OPTIONS are the ones the pool holds in C
+# (zero_discount_on_life_loss is accepted and changes nothing).
+PER_ENV_OPTIONS = ENV_OPTIONS + ("zero_discount_on_life_loss",)
+# Options that shape the observation buffers or the action set: the same for every env.
+SHAPE_OPTIONS = ("stack_num", "img_height", "img_width", "gray_scale", "full_action_space",
+                 "use_inter_area_resize", "ram_info")
 RAW_H, RAW_W = 210, 160
 # Larger frames are refused: a stack of them per env would be a memory accident, not a choice.
 MAX_IMG = 4096
@@ -79,8 +97,8 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
         v = kw[k]
         if not _is_int(v):
             raise TypeError(f"{k} must be an int, got {v!r}")
-        if v < low:
-            raise ValueError(f"{k} must be >= {low}, got {v}")
+        if not low <= v < 2**31:
+            raise ValueError(f"{k} must be in [{low}, 2**31), got {v}")
         kw[k] = int(v)
     for k in ("img_height", "img_width"):
         if kw[k] > MAX_IMG:
@@ -104,17 +122,49 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     return kw
 
 
-class AtariFamily:
-    """Everything the façade needs for one Atari pool (see cypool/vector.py)."""
+def _check_limit(limit):
+    """A time limit in agent steps: an int >= 1, or None for EnvPool's default."""
+    if limit is None:
+        return MAX_EPISODE_STEPS
+    if not _is_int(limit):
+        raise TypeError(f"max_episode_steps must be an int or None, got {limit!r}")
+    if not 1 <= limit < 2**63:
+        raise ValueError(f"max_episode_steps must be >= 1 (or None: {MAX_EPISODE_STEPS}), "
+                         f"got {limit}")
+    return int(limit)
 
-    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs):
+
+class AtariFamily:
+    """Everything the façade needs for one Atari pool (see cypool/vector.py).
+
+    member_kwargs: None, or one dict per env of option overrides on top of kwargs
+    (PER_ENV_OPTIONS only, in effect; a SHAPE_OPTIONS value that differs from kwargs' is a
+    ValueError).
+    """
+
+    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
+                 member_kwargs=None):
         rom = games.rom_of(env_id)
-        kw = merge_kwargs(env_id, kwargs)
+        self.env_id = env_id
+        self.kwargs = kw = merge_kwargs(env_id, kwargs)
         path = games.rom_path(rom)
-        if max_episode_steps is None:
-            max_episode_steps = MAX_EPISODE_STEPS
+        max_episode_steps = _check_limit(max_episode_steps)
+        self._env_kwargs = [kw] * num_envs     # each env's complete options (shared dicts)
+        if member_kwargs is not None:
+            if not isinstance(member_kwargs, (list, tuple)):
+                raise TypeError("member_kwargs must be a list of one dict per env, got "
+                                f"{type(member_kwargs).__name__}")
+            if len(member_kwargs) != num_envs:
+                raise ValueError(f"member_kwargs must have one dict per env ({num_envs}), "
+                                 f"got {len(member_kwargs)}")
+            for i, extra in enumerate(member_kwargs):
+                if not isinstance(extra, dict):
+                    raise TypeError(f"member_kwargs[{i}] must be a dict, got "
+                                    f"{type(extra).__name__}")
+                if extra:
+                    self._env_kwargs[i] = self._env_merged({**kwargs, **extra},
+                                                           f"member_kwargs[{i}]: ")
         self.game = rom
-        self.kwargs = kw
         layout = [("lives", INFO_COLUMNS["lives"], 1, np.int32, True, True),
                   ("reward", INFO_COLUMNS["reward"], 1, np.float32, True, True),
                   ("terminated", INFO_COLUMNS["terminated"], 1, np.int32, True, True),
@@ -127,6 +177,15 @@ class AtariFamily:
         h, w = kw["img_height"], kw["img_width"]
         plan = make_plan(RAW_H, RAW_W, h, w, kw["use_inter_area_resize"])
         self.engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width)
+        if member_kwargs is not None:
+            # one set_env_options per distinct configuration (mode/difficulty checked there)
+            groups = {}
+            for i, kwi in enumerate(self._env_kwargs):
+                key = tuple(kwi[k] for k in ENV_OPTIONS)
+                groups.setdefault(key, []).append(i)
+            for key, ids in groups.items():
+                self.engine.set_env_options(np.array(ids, np.int64),
+                                            dict(zip(ENV_OPTIONS, key)))
         self.num_actions = self.engine.n_actions
         channels = 1 if kw["gray_scale"] else 3
         # EnvPool's layout: frames oldest first; colour frames channel-first, so a stack of
@@ -137,6 +196,72 @@ class AtariFamily:
         self.metadata = {"render_modes": [], "render_fps": max(1, round(60 / kw["frame_skip"]))}
         self.action_dtype = np.int64
         self._env_ids = np.arange(num_envs, dtype=np.int32)
+
+    # ------------------------------------------------------------------ per-env options
+    def merged_kwargs(self, kwargs: dict) -> dict:
+        """The complete, validated option dict for `kwargs` (DEFAULTS updated with kwargs,
+        as plain Python values; mode/difficulty None become -1). TypeError for an unknown
+        name or a wrong type, ValueError for an impossible value."""
+        return merge_kwargs(self.env_id, kwargs)
+
+    def _env_merged(self, kwargs, where=""):
+        """merged_kwargs, refusing a SHAPE_OPTIONS value that differs from the pool's."""
+        if not isinstance(kwargs, dict):
+            raise TypeError(f"{where}kwargs must be a dict, got {type(kwargs).__name__}")
+        if "max_episode_steps" in kwargs:
+            raise TypeError(f"{where}max_episode_steps is not an option of the game; set it "
+                            "with set_max_episode_steps(ids, limit)")
+        kw = merge_kwargs(self.env_id, kwargs)
+        for k in SHAPE_OPTIONS:
+            if kw[k] != self.kwargs[k]:
+                raise ValueError(f"{where}{k}={kw[k]!r} differs from the pool's "
+                                 f"{self.kwargs[k]!r}; {k} shapes the observations or the "
+                                 "action set, so it is the same for every env of a pool "
+                                 f"(per-env options: {', '.join(PER_ENV_OPTIONS)})")
+        return kw
+
+    def _ids(self, ids):
+        a = np.asarray(ids)
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise TypeError(f"ids must be a 1-D array of env ids, got {a.dtype} {a.shape}")
+        n = self.engine.num_envs
+        bad = (a < 0) | (a >= n)
+        if bad.any():
+            raise ValueError(f"ids must be in [0, {n}), got {a[bad].tolist()}")
+        return np.ascontiguousarray(a, np.int64)
+
+    def configure_envs(self, ids, kwargs: dict):
+        """Give envs `ids` (int64 array) the options `kwargs`: the complete override dict of
+        those envs (the pool's kwargs updated with theirs), merged over DEFAULTS like
+        merged_kwargs. Everything is validated before any env changes (TypeError, ValueError;
+        a SHAPE_OPTIONS value other than the pool's is a ValueError naming it; mode and
+        difficulty must be offered by the game). Call between batches, with none of these
+        envs in flight.
+
+        frame_skip, reward_clip and episodic_life apply from each env's next step; noop_max
+        and use_fire_reset from its next reset; a new repeat_action_probability, mode or
+        difficulty reloads the ROM at its next reset (reset with a seed to get exactly the
+        game of a pool built with them). Episodes in progress are not restarted, and the
+        other envs are untouched. The time limit is set by set_max_episode_steps.
+        """
+        ids = self._ids(ids)
+        kw = self._env_merged(kwargs)
+        self.engine.set_env_options(ids, {k: kw[k] for k in ENV_OPTIONS})
+        for i in ids.tolist():
+            self._env_kwargs[i] = kw
+
+    def set_max_episode_steps(self, ids, limit):
+        """Atari's time limit of envs `ids` (int64 array): an int >= 1 agent steps counted
+        since the game was reset (EnvPool's elapsed_step), or None for EnvPool's default
+        27,000. Applies from each env's next step."""
+        ids = self._ids(ids)
+        self.engine.set_max_episode_steps(ids, _check_limit(limit))
+
+    def env_kwargs(self, i) -> dict:
+        """Env i's complete options, as merged_kwargs returns them, plus max_episode_steps."""
+        i = int(self._ids([i])[0])
+        return {**self._env_kwargs[i],
+                "max_episode_steps": self.engine.env_options(i)["max_episode_steps"]}
 
     # ------------------------------------------------------------------ façade hooks
     def seed_env(self, i, seed):
