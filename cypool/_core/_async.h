@@ -6,10 +6,10 @@
  *
  * send() pushes env ids onto the work ring; the engine's worker threads pop one id at a time,
  * step that env, and push its id onto the done ring (an item may also name a whole group of
- * envs, encoded as -(group + 1): a population member, stepped by one thread); recv() waits (in slices, so the caller
- * can check for Ctrl-C) until enough ids are done and takes them in completion order. Each env
- * is in at most one ring at a time (the façade's state machine), so rings of num_envs slots
- * never overflow.
+ * envs, encoded as -(group + 1): a population member, stepped by one thread); recv() waits
+ * (in slices, so the caller can check for Ctrl-C) until enough ids are done and takes them in
+ * completion order. Each env is in at most one ring at a time (the façade's state machine),
+ * so rings of num_envs slots never overflow.
  */
 #ifndef CYPOOL_ASYNC_H
 #define CYPOOL_ASYNC_H
