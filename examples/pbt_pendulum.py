@@ -189,6 +189,11 @@ def main(argv=None):
           f"{int(stats['env_steps'].sum())} in {wall:.1f} s "
           f"({stats['env_steps'].sum() / wall:.0f} env steps/s with the learner)")
     print("final hyperparameters:", json.dumps(hp))
+    # fitness on fresh episodes: 10 per member from fixed seeds, on a separate pool
+    final = pop.evaluate(lambda o: np.clip(np.einsum("pao,peo->pea", W, o), low, high),
+                         episodes=10, seed=args.seed + 1)["return"].mean(axis=1)
+    print(f"evaluation, 10 episodes per member: best {final.max():.1f}, "
+          f"mean {final.mean():.1f}")
     values = {n: trainer.lineage.history(n) for n in space}
     plot(f"{args.out}.png", returns, {"at": at, "values": values}, space, copies)
     with open(f"{args.out}_lineage.json", "w") as f:
