@@ -8,6 +8,8 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ale/ale_interface.hpp"
@@ -25,12 +27,18 @@ void set_error(const char* message) noexcept {
   t_last_error[sizeof(t_last_error) - 1] = '\0';
 }
 
-// Runs body() and converts anything it throws into a status code.  The try
-// block costs nothing on the non-throwing path.
+// Runs body() and converts anything it throws into a status code.  A body that
+// returns nothing succeeds with CP_ALE_OK; one that returns an int returns its
+// own status.  The try block costs nothing on the non-throwing path.
 template <class Body>
 int guarded(Body&& body) noexcept {
   try {
-    return body();
+    if constexpr (std::is_void_v<decltype(body())>) {
+      body();
+      return CP_ALE_OK;
+    } else {
+      return body();
+    }
   } catch (const std::exception& e) {
     set_error(e.what());
     return CP_ALE_ERR_EXCEPTION;
@@ -107,51 +115,89 @@ int copy_values(const Vect& values, int* out, std::size_t capacity, std::size_t*
   return CP_ALE_OK;
 }
 
+// Runs body() under guarded() on an instance with a ROM loaded: the frame of
+// every per-instance call.  check_loaded comes first, so a null or unloaded
+// instance is reported before the body's own argument checks.
+template <class Body>
+int with_rom(ale::ALEInterface* ale, Body&& body) noexcept {
+  const int status = check_loaded(ale);
+  if (status != CP_ALE_OK) return status;
+  return guarded(std::forward<Body>(body));
+}
+
+// Stores get() in *out: the int and flag queries (lives, frame numbers, game over).
+template <class Get>
+int query_int(ale::ALEInterface* ale, int* out, Get&& get) noexcept {
+  return with_rom(ale, [&]() -> int {
+    if (out == nullptr) return arg_error("null output pointer");
+    *out = get();
+    return CP_ALE_OK;
+  });
+}
+
+// Copies the vector that values() returns into out: the action, mode and difficulty lists.
+template <class Values>
+int query_values(ale::ALEInterface* ale, int* out, std::size_t capacity, std::size_t* count,
+                 Values&& values) noexcept {
+  return with_rom(ale, [&]() -> int {
+    if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
+    return copy_values(values(), out, capacity, count);
+  });
+}
+
+// Sets one of ALE's settings by name; settings need no ROM.
+template <class Set>
+int set_setting(ale::ALEInterface* ale, const char* key, Set&& set) noexcept {
+  if (ale == nullptr || key == nullptr) return arg_error("null argument");
+  return guarded(std::forward<Set>(set));
+}
+
+// Copies the screen through the colour palette: 3 bytes a pixel if rgb, else 1.
+int copy_screen(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity,
+                bool rgb) noexcept {
+  return with_rom(ale, [&]() -> int {
+    if (out == nullptr) return arg_error("null output pointer");
+    const ale::ALEScreen& screen = ale->getScreen();
+    const std::size_t n = screen.height() * screen.width();
+    ale::ColourPalette& palette = ale->theOSystem->colourPalette();
+    if (rgb) {
+      if (capacity < 3 * n) return arg_error("RGB buffer too small");
+      palette.applyPaletteRGB(out, screen.getArray(), n);
+    } else {
+      if (capacity < n) return arg_error("grayscale buffer too small");
+      palette.applyPaletteGrayscale(out, screen.getArray(), n);
+    }
+    return CP_ALE_OK;
+  });
+}
+
 }  // namespace
 
 const char* cp_ale_last_error() noexcept { return t_last_error; }
 
 int cp_ale_set_log_level(int level) noexcept {
   if (level < CP_ALE_LOG_INFO || level > CP_ALE_LOG_ERROR) return arg_error("bad log level");
-  return guarded([&]() -> int {
-    ale::Logger::setMode(static_cast<ale::Logger::mode>(level));
-    return CP_ALE_OK;
-  });
+  return guarded([&] { ale::Logger::setMode(static_cast<ale::Logger::mode>(level)); });
 }
 
 int cp_ale_create(ale::ALEInterface** out) noexcept {
   if (out == nullptr) return arg_error("null output pointer");
   *out = nullptr;
-  return guarded([&]() -> int {
-    *out = new ale::ALEInterface();
-    return CP_ALE_OK;
-  });
+  return guarded([&] { *out = new ale::ALEInterface(); });
 }
 
 void cp_ale_destroy(ale::ALEInterface* ale) noexcept { delete ale; }
 
 int cp_ale_set_int(ale::ALEInterface* ale, const char* key, int value) noexcept {
-  if (ale == nullptr || key == nullptr) return arg_error("null argument");
-  return guarded([&]() -> int {
-    ale->setInt(key, value);
-    return CP_ALE_OK;
-  });
+  return set_setting(ale, key, [&] { ale->setInt(key, value); });
 }
 
 int cp_ale_set_float(ale::ALEInterface* ale, const char* key, float value) noexcept {
-  if (ale == nullptr || key == nullptr) return arg_error("null argument");
-  return guarded([&]() -> int {
-    ale->setFloat(key, value);
-    return CP_ALE_OK;
-  });
+  return set_setting(ale, key, [&] { ale->setFloat(key, value); });
 }
 
 int cp_ale_set_bool(ale::ALEInterface* ale, const char* key, int value) noexcept {
-  if (ale == nullptr || key == nullptr) return arg_error("null argument");
-  return guarded([&]() -> int {
-    ale->setBool(key, value != 0);
-    return CP_ALE_OK;
-  });
+  return set_setting(ale, key, [&] { ale->setBool(key, value != 0); });
 }
 
 int cp_ale_load_rom(ale::ALEInterface* ale, const char* path) noexcept {
@@ -192,10 +238,8 @@ int cp_ale_rom_info(const char* path, int* minimal, std::size_t* n_minimal, int*
 }
 
 int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (seed < 0) return arg_error("seed must be >= 0");
-  return guarded([&]() -> int {
+  return with_rom(ale, [&]() -> int {
+    if (seed < 0) return arg_error("seed must be >= 0");
     ale->setInt("random_seed", seed);
     ale->loadROM();  // an empty path reloads the current ROM
     return CP_ALE_OK;
@@ -203,42 +247,30 @@ int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept {
 }
 
 int cp_ale_reload_rom(ale::ALEInterface* ale) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  return guarded([&]() -> int {
-    ale->loadROM({});  // an empty path reloads the current ROM
-    return CP_ALE_OK;
-  });
+  return with_rom(ale, [&] { ale->loadROM({}); });  // an empty path reloads the current ROM
 }
 
 int cp_ale_reload_rom_keep_rng(ale::ALEInterface* ale) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  return guarded([&]() -> int {
+  return with_rom(ale, [&] {
     ale::stella::Serializer saved;
     ale->environment->getEnvironmentRNG().saveState(saved);
     ale->loadROM({});  // a new StellaEnvironment, seeded from "random_seed" ...
     ale::stella::Deserializer in(saved.get_str());
     ale->environment->getEnvironmentRNG().loadState(in);  // ... then given the old stream
-    return CP_ALE_OK;
   });
 }
 
 int cp_ale_set_mode(ale::ALEInterface* ale, int mode) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (mode < 0) return arg_error("mode must be >= 0");
-  return guarded([&]() -> int {
+  return with_rom(ale, [&]() -> int {
+    if (mode < 0) return arg_error("mode must be >= 0");
     ale->setMode(static_cast<ale::game_mode_t>(mode));
     return CP_ALE_OK;
   });
 }
 
 int cp_ale_set_difficulty(ale::ALEInterface* ale, int difficulty) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (difficulty < 0) return arg_error("difficulty must be >= 0");
-  return guarded([&]() -> int {
+  return with_rom(ale, [&]() -> int {
+    if (difficulty < 0) return arg_error("difficulty must be >= 0");
     ale->setDifficulty(static_cast<ale::difficulty_t>(difficulty));
     return CP_ALE_OK;
   });
@@ -246,98 +278,52 @@ int cp_ale_set_difficulty(ale::ALEInterface* ale, int difficulty) noexcept {
 
 int cp_ale_available_modes(ale::ALEInterface* ale, int* out, std::size_t capacity,
                            std::size_t* count) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
-  return guarded([&]() -> int { return copy_values(ale->getAvailableModes(), out, capacity, count); });
+  return query_values(ale, out, capacity, count, [&] { return ale->getAvailableModes(); });
 }
 
 int cp_ale_available_difficulties(ale::ALEInterface* ale, int* out, std::size_t capacity,
                                   std::size_t* count) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
-  return guarded([&]() -> int {
-    return copy_values(ale->getAvailableDifficulties(), out, capacity, count);
-  });
+  return query_values(ale, out, capacity, count,
+                      [&] { return ale->getAvailableDifficulties(); });
 }
 
 int cp_ale_reset_game(ale::ALEInterface* ale) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  return guarded([&]() -> int {
-    ale->reset_game();
-    return CP_ALE_OK;
-  });
+  return with_rom(ale, [&] { ale->reset_game(); });
 }
 
 int cp_ale_act(ale::ALEInterface* ale, int action, float paddle_strength,
                int* reward) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (reward == nullptr) return arg_error("null output pointer");
-  if (action < 0 || action >= CP_ALE_NUM_ACTIONS) return arg_error("action out of range [0, 18)");
-  return guarded([&]() -> int {
+  return with_rom(ale, [&]() -> int {
+    if (reward == nullptr) return arg_error("null output pointer");
+    if (action < 0 || action >= CP_ALE_NUM_ACTIONS) return arg_error("action out of range [0, 18)");
     *reward = ale->act(static_cast<ale::Action>(action), paddle_strength);
     return CP_ALE_OK;
   });
 }
 
 int cp_ale_game_over(ale::ALEInterface* ale, int with_truncation, int* out) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    *out = ale->game_over(with_truncation != 0) ? 1 : 0;
-    return CP_ALE_OK;
-  });
+  return query_int(ale, out, [&] { return ale->game_over(with_truncation != 0) ? 1 : 0; });
 }
 
 int cp_ale_game_truncated(ale::ALEInterface* ale, int* out) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    *out = ale->game_truncated() ? 1 : 0;
-    return CP_ALE_OK;
-  });
+  return query_int(ale, out, [&] { return ale->game_truncated() ? 1 : 0; });
 }
 
 int cp_ale_lives(ale::ALEInterface* ale, int* out) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    *out = ale->lives();
-    return CP_ALE_OK;
-  });
+  return query_int(ale, out, [&] { return ale->lives(); });
 }
 
 int cp_ale_frame_number(ale::ALEInterface* ale, int* out) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    *out = ale->getFrameNumber();
-    return CP_ALE_OK;
-  });
+  return query_int(ale, out, [&] { return ale->getFrameNumber(); });
 }
 
 int cp_ale_episode_frame_number(ale::ALEInterface* ale, int* out) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    *out = ale->getEpisodeFrameNumber();
-    return CP_ALE_OK;
-  });
+  return query_int(ale, out, [&] { return ale->getEpisodeFrameNumber(); });
 }
 
 int cp_ale_screen_shape(ale::ALEInterface* ale, int* height, int* width) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (height == nullptr || width == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
+  return with_rom(ale, [&]() -> int {
+    if (height == nullptr || width == nullptr) return arg_error("null output pointer");
     const ale::ALEScreen& screen = ale->getScreen();
     *height = static_cast<int>(screen.height());
     *width = static_cast<int>(screen.width());
@@ -347,37 +333,17 @@ int cp_ale_screen_shape(ale::ALEInterface* ale, int* height, int* width) noexcep
 
 int cp_ale_screen_grayscale(ale::ALEInterface* ale, std::uint8_t* out,
                             std::size_t capacity) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    const ale::ALEScreen& screen = ale->getScreen();
-    const std::size_t n = screen.height() * screen.width();
-    if (capacity < n) return arg_error("grayscale buffer too small");
-    ale->theOSystem->colourPalette().applyPaletteGrayscale(out, screen.getArray(), n);
-    return CP_ALE_OK;
-  });
+  return copy_screen(ale, out, capacity, false);
 }
 
 int cp_ale_screen_rgb(ale::ALEInterface* ale, std::uint8_t* out,
                       std::size_t capacity) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
-    const ale::ALEScreen& screen = ale->getScreen();
-    const std::size_t n = screen.height() * screen.width();
-    if (capacity < 3 * n) return arg_error("RGB buffer too small");
-    ale->theOSystem->colourPalette().applyPaletteRGB(out, screen.getArray(), n);
-    return CP_ALE_OK;
-  });
+  return copy_screen(ale, out, capacity, true);
 }
 
 int cp_ale_ram(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (out == nullptr) return arg_error("null output pointer");
-  return guarded([&]() -> int {
+  return with_rom(ale, [&]() -> int {
+    if (out == nullptr) return arg_error("null output pointer");
     const ale::ALERAM& ram = ale->getRAM();
     if (capacity < ram.size()) return arg_error("RAM buffer too small");
     std::memcpy(out, ram.array(), ram.size());
@@ -387,16 +353,10 @@ int cp_ale_ram(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity) 
 
 int cp_ale_legal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
                          std::size_t* count) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
-  return guarded([&]() -> int { return copy_values(ale->getLegalActionSet(), out, capacity, count); });
+  return query_values(ale, out, capacity, count, [&] { return ale->getLegalActionSet(); });
 }
 
 int cp_ale_minimal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
                            std::size_t* count) noexcept {
-  int status = check_loaded(ale);
-  if (status != CP_ALE_OK) return status;
-  if (count == nullptr || (out == nullptr && capacity > 0)) return arg_error("null pointer");
-  return guarded([&]() -> int { return copy_values(ale->getMinimalActionSet(), out, capacity, count); });
+  return query_values(ale, out, capacity, count, [&] { return ale->getMinimalActionSet(); });
 }
