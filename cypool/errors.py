@@ -1,4 +1,5 @@
-"""Exceptions raised by cypool."""
+"""Exceptions raised by cypool, and the check every family makes of its kwargs."""
+import difflib
 
 
 class CypoolError(Exception):
@@ -22,3 +23,13 @@ class EngineError(CypoolError, RuntimeError):
 
 class ClosedEnvError(CypoolError, RuntimeError):
     """The env was closed and cannot be used any more."""
+
+
+def check_known_kwargs(env_id, kwargs, allowed):
+    """TypeError, as Python's own for a call, naming the first kwarg not in `allowed` and the
+    closest allowed names."""
+    for k in kwargs:
+        if k not in allowed:
+            close = difflib.get_close_matches(k, list(allowed), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise TypeError(f"{env_id} got an unexpected keyword argument '{k}'{hint}")

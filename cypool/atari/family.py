@@ -39,13 +39,13 @@ with them; an unseeded one keeps ALE's sticky-action stream going). The others
 """
 from __future__ import annotations
 
-import difflib
 import math
 
 import numpy as np
 import gymnasium as gym
 
 from cypool.atari import games
+from cypool.errors import check_known_kwargs
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
 
@@ -82,11 +82,7 @@ def _is_int(v):
 def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     """Validate the options (TypeError for a wrong type or unknown name, ValueError for an
     impossible value) and return them merged over the defaults, as plain Python values."""
-    for k in kwargs:
-        if k not in DEFAULTS:
-            close = difflib.get_close_matches(k, list(DEFAULTS), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise TypeError(f"{env_id} got an unexpected keyword argument '{k}'{hint}")
+    check_known_kwargs(env_id, kwargs, DEFAULTS)
     kw = dict(DEFAULTS)
     kw.update(kwargs)
     for k in BOOL_OPTIONS:

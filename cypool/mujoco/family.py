@@ -1,7 +1,6 @@
 """Builds a MuJoCo pool for one task: kwargs, model facts, spaces, info layout, actions."""
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 
@@ -9,6 +8,7 @@ import numpy as np
 import gymnasium as gym
 import mujoco
 
+from cypool.errors import check_known_kwargs
 from cypool.mujoco._pool import MjPool
 
 # module name under cypool.mujoco.tasks for each id
@@ -56,11 +56,7 @@ def xml_path(xml_file):
 def merge_kwargs(env_id, mod, kwargs):
     allowed = dict(mod.DEFAULTS)
     allowed.update(RENDER_KWARGS)
-    for k in kwargs:
-        if k not in allowed:
-            close = difflib.get_close_matches(k, list(allowed), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise TypeError(f"{env_id} got an unexpected keyword argument '{k}'{hint}")
+    check_known_kwargs(env_id, kwargs, allowed)
     if kwargs.get("render_mode") is not None:
         raise ValueError("render_mode: cypool MuJoCo pools do not render (use gymnasium's env)")
     kw = dict(mod.DEFAULTS)
