@@ -8,6 +8,8 @@ from cypool.mujoco._numeric cimport np_sum, ctrl_cost, clip, norm2, all_finite
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR, DT
+
 # Parameter layout (one row per env).
 cdef enum:
     P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_CONTACT_W, P_HEALTHY_REWARD, P_MAIN_BODY,
@@ -40,24 +42,29 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row; P_MAIN_BODY is looked up in configure
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_DT, "frame_skip", DT),
+    (P_FORWARD_W, "forward_reward_weight", NUMBER),
+    (P_CTRL_W, "ctrl_cost_weight", NUMBER),
+    (P_CONTACT_W, "contact_cost_weight", NUMBER),
+    (P_HEALTHY_REWARD, "healthy_reward", NUMBER),
+    (P_TERMINATE, "terminate_when_unhealthy", BOOL),
+    ((P_Z_LO, P_Z_HI), "healthy_z_range", PAIR),
+    ((P_CF_LO, P_CF_HI), "contact_force_range", PAIR),
+    (P_NOISE, "reset_noise_scale", NUMBER),
+    (P_EXCLUDE, "exclude_current_positions_from_observation", BOOL),
+    (P_CFRC, "include_cfrc_ext_in_observation", BOOL),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     body = kw["main_body"]
     body_id = model.body(body).id if isinstance(body, str) else int(body)
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_DT] = model.opt.timestep * kw["frame_skip"]
-    p[P_FORWARD_W] = kw["forward_reward_weight"]
-    p[P_CTRL_W] = kw["ctrl_cost_weight"]
-    p[P_CONTACT_W] = kw["contact_cost_weight"]
-    p[P_HEALTHY_REWARD] = kw["healthy_reward"]
+    p = param_row(model, kw, NPARAM, PARAMS)
     p[P_MAIN_BODY] = body_id
-    p[P_TERMINATE] = bool(kw["terminate_when_unhealthy"])
-    p[P_Z_LO], p[P_Z_HI] = kw["healthy_z_range"]
-    p[P_CF_LO], p[P_CF_HI] = kw["contact_force_range"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
-    p[P_CFRC] = bool(kw["include_cfrc_ext_in_observation"])
     obs_dim = model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + (model.nbody - 1) * 6 * int(p[P_CFRC])
     return p, obs_dim
 

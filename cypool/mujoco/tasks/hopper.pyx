@@ -8,6 +8,8 @@ from cypool.mujoco.tasks._planar cimport (planar_reset, planar_step, NPARAM, P_F
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR, DT
+
 ID = "Hopper-v5"
 MAX_EPISODE_STEPS = 1000
 DEFAULTS = dict(
@@ -30,22 +32,26 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_DT, "frame_skip", DT),
+    (P_FORWARD_W, "forward_reward_weight", NUMBER),
+    (P_CTRL_W, "ctrl_cost_weight", NUMBER),
+    (P_HEALTHY_REWARD, "healthy_reward", NUMBER),
+    (P_TERMINATE, "terminate_when_unhealthy", BOOL),
+    ((P_STATE_LO, P_STATE_HI), "healthy_state_range", PAIR),
+    ((P_Z_LO, P_Z_HI), "healthy_z_range", PAIR),
+    ((P_ANGLE_LO, P_ANGLE_HI), "healthy_angle_range", PAIR),
+    (P_NOISE, "reset_noise_scale", NUMBER),
+    (P_EXCLUDE, "exclude_current_positions_from_observation", BOOL),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_DT] = model.opt.timestep * kw["frame_skip"]
-    p[P_FORWARD_W] = kw["forward_reward_weight"]
-    p[P_CTRL_W] = kw["ctrl_cost_weight"]
-    p[P_HEALTHY_REWARD] = kw["healthy_reward"]
-    p[P_TERMINATE] = bool(kw["terminate_when_unhealthy"])
-    p[P_STATE_LO], p[P_STATE_HI] = kw["healthy_state_range"]
-    p[P_Z_LO], p[P_Z_HI] = kw["healthy_z_range"]
-    p[P_ANGLE_LO], p[P_ANGLE_HI] = kw["healthy_angle_range"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
-    obs_dim = model.nq + model.nv - int(p[P_EXCLUDE])
-    return p, obs_dim
+    p = param_row(model, kw, NPARAM, PARAMS)
+    return p, model.nq + model.nv - int(p[P_EXCLUDE])
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:

@@ -8,6 +8,8 @@ from cypool.mujoco._numeric cimport np_sum, sum_sq, clip, norm2
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR, DT
+
 # Parameter layout (one row per env).
 cdef enum:
     P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_CONTACT_W, P_CC_LO, P_CC_HI, P_HEALTHY_REWARD,
@@ -48,26 +50,31 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row; P_MASS_SUM comes from the model
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_DT, "frame_skip", DT),
+    (P_FORWARD_W, "forward_reward_weight", NUMBER),
+    (P_CTRL_W, "ctrl_cost_weight", NUMBER),
+    (P_CONTACT_W, "contact_cost_weight", NUMBER),
+    ((P_CC_LO, P_CC_HI), "contact_cost_range", PAIR),
+    (P_HEALTHY_REWARD, "healthy_reward", NUMBER),
+    (P_TERMINATE, "terminate_when_unhealthy", BOOL),
+    ((P_Z_LO, P_Z_HI), "healthy_z_range", PAIR),
+    (P_NOISE, "reset_noise_scale", NUMBER),
+    (P_EXCLUDE, "exclude_current_positions_from_observation", BOOL),
+    (P_CINERT, "include_cinert_in_observation", BOOL),
+    (P_CVEL, "include_cvel_in_observation", BOOL),
+    (P_QFRC, "include_qfrc_actuator_in_observation", BOOL),
+    (P_CFRC, "include_cfrc_ext_in_observation", BOOL),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     if model.ntendon != 2:
         raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_DT] = model.opt.timestep * kw["frame_skip"]
-    p[P_FORWARD_W] = kw["forward_reward_weight"]
-    p[P_CTRL_W] = kw["ctrl_cost_weight"]
-    p[P_CONTACT_W] = kw["contact_cost_weight"]
-    p[P_CC_LO], p[P_CC_HI] = kw["contact_cost_range"]
-    p[P_HEALTHY_REWARD] = kw["healthy_reward"]
-    p[P_TERMINATE] = bool(kw["terminate_when_unhealthy"])
-    p[P_Z_LO], p[P_Z_HI] = kw["healthy_z_range"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
-    p[P_CINERT] = bool(kw["include_cinert_in_observation"])
-    p[P_CVEL] = bool(kw["include_cvel_in_observation"])
-    p[P_QFRC] = bool(kw["include_qfrc_actuator_in_observation"])
-    p[P_CFRC] = bool(kw["include_cfrc_ext_in_observation"])
+    p = param_row(model, kw, NPARAM, PARAMS)
     # mass_center's denominator, evaluated by numpy exactly as gymnasium does
     p[P_MASS_SUM] = model.body_mass.sum()
     nb = model.nbody - 1

@@ -8,6 +8,8 @@ from cypool.mujoco._numeric cimport np_sum, sum_sq, clip
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR
+
 # Parameter layout (one row per env). uph_cost_weight is accepted but, as in gymnasium
 # 1.4.0, never applied, so it has no slot.
 cdef enum:
@@ -44,22 +46,27 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_CTRL_W, "ctrl_cost_weight", NUMBER),
+    (P_IMPACT_W, "impact_cost_weight", NUMBER),
+    ((P_IC_LO, P_IC_HI), "impact_cost_range", PAIR),
+    (P_NOISE, "reset_noise_scale", NUMBER),
+    (P_EXCLUDE, "exclude_current_positions_from_observation", BOOL),
+    (P_CINERT, "include_cinert_in_observation", BOOL),
+    (P_CVEL, "include_cvel_in_observation", BOOL),
+    (P_QFRC, "include_qfrc_actuator_in_observation", BOOL),
+    (P_CFRC, "include_cfrc_ext_in_observation", BOOL),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     if model.ntendon != 2:
         raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
+    p = param_row(model, kw, NPARAM, PARAMS)
     p[P_TIMESTEP] = model.opt.timestep  # the linup reward divides by the timestep, not dt
-    p[P_CTRL_W] = kw["ctrl_cost_weight"]
-    p[P_IMPACT_W] = kw["impact_cost_weight"]
-    p[P_IC_LO], p[P_IC_HI] = kw["impact_cost_range"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
-    p[P_CINERT] = bool(kw["include_cinert_in_observation"])
-    p[P_CVEL] = bool(kw["include_cvel_in_observation"])
-    p[P_QFRC] = bool(kw["include_qfrc_actuator_in_observation"])
-    p[P_CFRC] = bool(kw["include_cfrc_ext_in_observation"])
     nb = model.nbody - 1
     obs_dim = (model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + nb * 10 * int(p[P_CINERT])
                + nb * 6 * int(p[P_CVEL]) + (model.nv - 6) * int(p[P_QFRC])

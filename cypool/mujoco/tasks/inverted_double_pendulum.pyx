@@ -9,6 +9,8 @@ from cypool.mujoco._numeric cimport clip
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER
+
 cdef extern from *:
     """
     #include <math.h>
@@ -40,13 +42,17 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_HEALTHY_REWARD, "healthy_reward", NUMBER),
+    (P_NOISE, "reset_noise_scale", NUMBER),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_HEALTHY_REWARD] = kw["healthy_reward"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    return p, 1 + 2 * (model.nq - 1) + model.nv + 1
+    return param_row(model, kw, NPARAM, PARAMS), 1 + 2 * (model.nq - 1) + model.nv + 1
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:

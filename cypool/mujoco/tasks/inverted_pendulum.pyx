@@ -8,6 +8,8 @@ from cypool.mujoco._numeric cimport all_finite
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER
+
 # Parameter layout (one row per env).
 cdef enum:
     P_FRAME_SKIP, P_NOISE, NPARAM
@@ -29,12 +31,13 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row
+PARAMS = [(P_FRAME_SKIP, "frame_skip", NUMBER), (P_NOISE, "reset_noise_scale", NUMBER)]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    return p, model.nq + model.nv
+    return param_row(model, kw, NPARAM, PARAMS), model.nq + model.nv
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:

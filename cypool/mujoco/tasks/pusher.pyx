@@ -7,6 +7,8 @@ from cypool.mujoco._numeric cimport ctrl_cost, norm2, norm3, uniform_fill
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER
+
 # Parameter layout (one row per env).
 cdef enum:
     P_FRAME_SKIP, P_NEAR_W, P_DIST_W, P_CTRL_W, P_TIPS, P_OBJECT, P_GOAL, NPARAM
@@ -31,13 +33,18 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row; body ids come from the model
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_NEAR_W, "reward_near_weight", NUMBER),
+    (P_DIST_W, "reward_dist_weight", NUMBER),
+    (P_CTRL_W, "reward_control_weight", NUMBER),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_NEAR_W] = kw["reward_near_weight"]
-    p[P_DIST_W] = kw["reward_dist_weight"]
-    p[P_CTRL_W] = kw["reward_control_weight"]
+    p = param_row(model, kw, NPARAM, PARAMS)
     p[P_TIPS] = model.body("tips_arm").id
     p[P_OBJECT] = model.body("object").id
     p[P_GOAL] = model.body("goal").id

@@ -8,6 +8,8 @@ from cypool.mujoco._numeric cimport ctrl_cost, norm2, norm3, uniform_fill
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER
+
 # Parameter layout (one row per env).
 cdef enum:
     P_FRAME_SKIP, P_DIST_W, P_CTRL_W, P_FINGERTIP, P_TARGET, NPARAM
@@ -30,12 +32,17 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row; body ids come from the model
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_DIST_W, "reward_dist_weight", NUMBER),
+    (P_CTRL_W, "reward_control_weight", NUMBER),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_DIST_W] = kw["reward_dist_weight"]
-    p[P_CTRL_W] = kw["reward_control_weight"]
+    p = param_row(model, kw, NPARAM, PARAMS)
     p[P_FINGERTIP] = model.body("fingertip").id
     p[P_TARGET] = model.body("target").id
     return p, 2 + 2 + (model.nq - 2) + 2 + 2

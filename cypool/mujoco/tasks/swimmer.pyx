@@ -7,6 +7,8 @@ from cypool.mujoco._numeric cimport ctrl_cost, norm2
 
 import numpy as np
 
+from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, DT
+
 # Parameter layout (one row per env).
 cdef enum:
     P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_NOISE, P_EXCLUDE, NPARAM
@@ -34,17 +36,21 @@ INFO = [
 ]
 
 
+# (column, kwarg, kind) for _config.param_row
+PARAMS = [
+    (P_FRAME_SKIP, "frame_skip", NUMBER),
+    (P_DT, "frame_skip", DT),
+    (P_FORWARD_W, "forward_reward_weight", NUMBER),
+    (P_CTRL_W, "ctrl_cost_weight", NUMBER),
+    (P_NOISE, "reset_noise_scale", NUMBER),
+    (P_EXCLUDE, "exclude_current_positions_from_observation", BOOL),
+]
+
+
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    p = np.zeros(NPARAM)
-    p[P_FRAME_SKIP] = kw["frame_skip"]
-    p[P_DT] = model.opt.timestep * kw["frame_skip"]
-    p[P_FORWARD_W] = kw["forward_reward_weight"]
-    p[P_CTRL_W] = kw["ctrl_cost_weight"]
-    p[P_NOISE] = kw["reset_noise_scale"]
-    p[P_EXCLUDE] = bool(kw["exclude_current_positions_from_observation"])
-    obs_dim = model.nq + model.nv - 2 * int(p[P_EXCLUDE])
-    return p, obs_dim
+    p = param_row(model, kw, NPARAM, PARAMS)
+    return p, model.nq + model.nv - 2 * int(p[P_EXCLUDE])
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
