@@ -1,6 +1,10 @@
-# The observation Humanoid-v5 and HumanoidStandup-v5 share (both tasks build it the same way).
+# Kernels Humanoid-v5 and HumanoidStandup-v5 share: the observation, the tendon info and the
+# two costs, which both tasks compute the same way.
+from libc.math cimport INFINITY
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv
+from cypool.mujoco._numeric cimport sum_sq, clip
+from cypool.mujoco.tasks._common cimport obs_qpos_qvel, cfrc_sum_sq
 
 
 cdef inline void humanoid_obs(MjEnv* e, bint exclude, bint cinert, bint cvel, bint qfrc,
@@ -9,13 +13,7 @@ cdef inline void humanoid_obs(MjEnv* e, bint exclude, bint cinert, bint cvel, bi
     cfrc_ext[1:] behind their include_* flags, none of them clipped."""
     cdef const mjModel* m = e.m
     cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = 0, start = 2 if exclude else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = d.qvel[k]
-        j += 1
+    cdef Py_ssize_t k, j = obs_qpos_qvel(e, 2 if exclude else 0, INFINITY)
     if cinert:
         for k in range(10, m.nbody * 10):
             e.obs[j] = d.cinert[k]
@@ -32,3 +30,32 @@ cdef inline void humanoid_obs(MjEnv* e, bint exclude, bint cinert, bint cvel, bi
         for k in range(6, m.nbody * 6):
             e.obs[j] = d.cfrc_ext[k]
             j += 1
+
+
+cdef inline Py_ssize_t humanoid_obs_dim(Py_ssize_t nq, Py_ssize_t nv, Py_ssize_t nbody,
+                                        bint exclude, bint cinert, bint cvel, bint qfrc,
+                                        bint cfrc) noexcept nogil:
+    """The number of values humanoid_obs writes, for configure."""
+    cdef Py_ssize_t nb = nbody - 1
+    return (nq + nv - 2 * exclude + nb * 10 * cinert + nb * 6 * cvel + (nv - 6) * qfrc
+            + nb * 6 * cfrc)
+
+
+cdef inline void tendon_info(MjEnv* e, Py_ssize_t i_len, Py_ssize_t i_vel) noexcept nogil:
+    """tendon_length and tendon_velocity, two columns each."""
+    e.info[i_len] = e.d.ten_length[0]
+    e.info[i_len + 1] = e.d.ten_length[1]
+    e.info[i_vel] = e.d.ten_velocity[0]
+    e.info[i_vel + 1] = e.d.ten_velocity[1]
+
+
+cdef inline double humanoid_ctrl_cost(MjEnv* e, double weight) noexcept nogil:
+    """weight * np.sum(np.square(data.ctrl)): data.ctrl is float64 whatever the action dtype."""
+    return weight * sum_sq(e.d.ctrl, e.m.nu)
+
+
+cdef inline double humanoid_contact_cost(MjEnv* e, double weight, double lo,
+                                         double hi) noexcept nogil:
+    """np.clip(weight * np.sum(np.square(cfrc_ext)), lo, hi): the cost is clipped, not the
+    forces (Ant clips the forces)."""
+    return clip(weight * cfrc_sum_sq(e, -INFINITY, INFINITY), lo, hi)

@@ -2,7 +2,8 @@
 # health check differs only in Hopper's extra state-range test.
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, sim_step, reset_noisy
-from cypool.mujoco._numeric cimport ctrl_cost, clip
+from cypool.mujoco._numeric cimport ctrl_cost
+from cypool.mujoco.tasks._common cimport obs_qpos_qvel
 
 # Parameter layout (one row per env); Walker2d leaves P_STATE_LO/HI unused.
 cdef enum:
@@ -16,15 +17,7 @@ cdef enum:
 
 cdef inline void planar_obs(MjEnv* e) noexcept nogil:
     """qpos[1:] (or all of it), clip(qvel, -10, 10)."""
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = 0, start = 1 if e.prm[P_EXCLUDE] != 0 else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = clip(d.qvel[k], -10.0, 10.0)
-        j += 1
+    obs_qpos_qvel(e, 1 if e.prm[P_EXCLUDE] != 0 else 0, 10.0)
 
 
 cdef inline bint planar_healthy(MjEnv* e, bint state_range) noexcept nogil:

@@ -1,10 +1,11 @@
 """Ant-v5 (gymnasium.envs.mujoco.ant_v5): kernels and configuration."""
-from libc.stdint cimport uint8_t
 from cpython.pycapsule cimport PyCapsule_New
+from libc.math cimport INFINITY
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
-from cypool.mujoco._numeric cimport np_sum, ctrl_cost, clip, norm2, all_finite
+from cypool.mujoco._numeric cimport ctrl_cost, clip, all_finite
+from cypool.mujoco.tasks._common cimport obs_qpos_qvel, xy_info, cfrc_sum_sq
 
 import numpy as np
 
@@ -70,19 +71,11 @@ def configure(model, kw):
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
     cdef const double* p = e.prm
-    cdef Py_ssize_t k, j = 0, start = 2 if p[P_EXCLUDE] != 0 else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = d.qvel[k]
-        j += 1
+    cdef Py_ssize_t k, j = obs_qpos_qvel(e, 2 if p[P_EXCLUDE] != 0 else 0, INFINITY)
     if p[P_CFRC] != 0:
-        for k in range(6, m.nbody * 6):
-            e.obs[j] = clip(d.cfrc_ext[k], p[P_CF_LO], p[P_CF_HI])
+        for k in range(6, e.m.nbody * 6):
+            e.obs[j] = clip(e.d.cfrc_ext[k], p[P_CF_LO], p[P_CF_HI])
             j += 1
 
 
@@ -93,17 +86,11 @@ cdef bint _healthy(MjEnv* e) noexcept nogil:
             and e.prm[P_Z_LO] <= z and z <= e.prm[P_Z_HI])
 
 
-cdef void _position_info(MjEnv* e) noexcept nogil:
-    e.info[I_X] = e.d.qpos[0]
-    e.info[I_Y] = e.d.qpos[1]
-    e.info[I_DIST] = norm2(e.d.qpos[0], e.d.qpos[1])
-
-
 cdef int _reset(MjEnv* e) noexcept nogil:
     if reset_noisy(e, e.prm[P_NOISE], True):
         return 1
     _obs(e)
-    _position_info(e)
+    xy_info(e, I_X, I_Y, I_DIST)
     return 0
 
 
@@ -111,10 +98,9 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef const mjModel* m = e.m
     cdef mjData* d = e.d
     cdef const double* p = e.prm
-    cdef Py_ssize_t b = <Py_ssize_t> p[P_MAIN_BODY], k, ncf = m.nbody * 6
+    cdef Py_ssize_t b = <Py_ssize_t> p[P_MAIN_BODY]
     cdef double x0 = d.xpos[3 * b], y0 = d.xpos[3 * b + 1]
     cdef double vx, vy, fwd, healthy, ctrl, contact
-    cdef double cf[6 * 64]
     cdef bint is_healthy
     if sim_step(e, <int> p[P_FRAME_SKIP]):
         return 1
@@ -125,13 +111,10 @@ cdef int _step(MjEnv* e) noexcept nogil:
     is_healthy = _healthy(e)
     healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
     ctrl = ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
-    for k in range(ncf):
-        cf[k] = clip(d.cfrc_ext[k], p[P_CF_LO], p[P_CF_HI])
-        cf[k] = cf[k] * cf[k]
-    contact = p[P_CONTACT_W] * np_sum(cf, ncf)
+    contact = p[P_CONTACT_W] * cfrc_sum_sq(e, p[P_CF_LO], p[P_CF_HI])
     e.rew[0] = (fwd + healthy) - (ctrl + contact)
     e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
-    _position_info(e)
+    xy_info(e, I_X, I_Y, I_DIST)
     e.info[I_VX] = vx
     e.info[I_VY] = vy
     e.info[I_FWD] = fwd

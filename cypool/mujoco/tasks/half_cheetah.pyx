@@ -1,9 +1,11 @@
 """HalfCheetah-v5 (gymnasium.envs.mujoco.half_cheetah_v5): kernels and configuration."""
 from cpython.pycapsule cimport PyCapsule_New
+from libc.math cimport INFINITY
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
 from cypool.mujoco._numeric cimport ctrl_cost
+from cypool.mujoco.tasks._common cimport obs_qpos_qvel
 
 import numpy as np
 
@@ -51,15 +53,7 @@ def configure(model, kw):
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = 0, start = 1 if e.prm[P_EXCLUDE] != 0 else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = d.qvel[k]
-        j += 1
+    obs_qpos_qvel(e, 1 if e.prm[P_EXCLUDE] != 0 else 0, INFINITY)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:

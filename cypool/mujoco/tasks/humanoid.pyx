@@ -3,8 +3,9 @@ from cpython.pycapsule cimport PyCapsule_New
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
-from cypool.mujoco.tasks._humanoid cimport humanoid_obs
-from cypool.mujoco._numeric cimport np_sum, sum_sq, clip, norm2
+from cypool.mujoco.tasks._common cimport xy_info
+from cypool.mujoco.tasks._humanoid cimport (humanoid_obs, humanoid_obs_dim, tendon_info,
+    humanoid_ctrl_cost, humanoid_contact_cost)
 
 import numpy as np
 
@@ -77,11 +78,8 @@ def configure(model, kw):
     p = param_row(model, kw, NPARAM, PARAMS)
     # mass_center's denominator, evaluated by numpy exactly as gymnasium does
     p[P_MASS_SUM] = model.body_mass.sum()
-    nb = model.nbody - 1
-    obs_dim = (model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + nb * 10 * int(p[P_CINERT])
-               + nb * 6 * int(p[P_CVEL]) + (model.nv - 6) * int(p[P_QFRC])
-               + nb * 6 * int(p[P_CFRC]))
-    return p, obs_dim
+    return p, humanoid_obs_dim(model.nq, model.nv, model.nbody, p[P_EXCLUDE] != 0,
+                               p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0, p[P_CFRC] != 0)
 
 
 cdef inline void _obs(MjEnv* e) noexcept nogil:
@@ -105,14 +103,8 @@ cdef void _mass_center(MjEnv* e, double* xy) noexcept nogil:
 
 
 cdef void _common_info(MjEnv* e) noexcept nogil:
-    cdef mjData* d = e.d
-    e.info[I_X] = d.qpos[0]
-    e.info[I_Y] = d.qpos[1]
-    e.info[I_TLEN] = d.ten_length[0]
-    e.info[I_TLEN + 1] = d.ten_length[1]
-    e.info[I_TVEL] = d.ten_velocity[0]
-    e.info[I_TVEL + 1] = d.ten_velocity[1]
-    e.info[I_DIST] = norm2(d.qpos[0], d.qpos[1])
+    xy_info(e, I_X, I_Y, I_DIST)
+    tendon_info(e, I_TLEN, I_TVEL)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
@@ -124,14 +116,11 @@ cdef int _reset(MjEnv* e) noexcept nogil:
 
 
 cdef int _step(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
     cdef mjData* d = e.d
     cdef const double* p = e.prm
-    cdef Py_ssize_t k, ncf = m.nbody * 6
     cdef double before[2]
     cdef double after[2]
     cdef double vx, vy, fwd, healthy, ctrl, contact, z
-    cdef double cf[6 * 64]
     cdef bint is_healthy
     _mass_center(e, before)
     if sim_step(e, <int> p[P_FRAME_SKIP]):
@@ -144,10 +133,8 @@ cdef int _step(MjEnv* e) noexcept nogil:
     z = d.qpos[2]
     is_healthy = p[P_Z_LO] < z and z < p[P_Z_HI]
     healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
-    ctrl = p[P_CTRL_W] * sum_sq(d.ctrl, m.nu)  # data.ctrl is float64 whatever the action dtype
-    for k in range(ncf):
-        cf[k] = d.cfrc_ext[k] * d.cfrc_ext[k]
-    contact = clip(p[P_CONTACT_W] * np_sum(cf, ncf), p[P_CC_LO], p[P_CC_HI])
+    ctrl = humanoid_ctrl_cost(e, p[P_CTRL_W])
+    contact = humanoid_contact_cost(e, p[P_CONTACT_W], p[P_CC_LO], p[P_CC_HI])
     e.rew[0] = (fwd + healthy) - (ctrl + contact)
     e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
     _common_info(e)

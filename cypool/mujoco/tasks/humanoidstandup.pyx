@@ -1,10 +1,10 @@
 """HumanoidStandup-v5 (gymnasium.envs.mujoco.humanoidstandup_v5): kernels and configuration."""
 from cpython.pycapsule cimport PyCapsule_New
 
-from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._mj.mujoco cimport mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
-from cypool.mujoco.tasks._humanoid cimport humanoid_obs
-from cypool.mujoco._numeric cimport np_sum, sum_sq, clip
+from cypool.mujoco.tasks._humanoid cimport (humanoid_obs, humanoid_obs_dim, tendon_info,
+    humanoid_ctrl_cost, humanoid_contact_cost)
 
 import numpy as np
 
@@ -67,11 +67,8 @@ def configure(model, kw):
         raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
     p = param_row(model, kw, NPARAM, PARAMS)
     p[P_TIMESTEP] = model.opt.timestep  # the linup reward divides by the timestep, not dt
-    nb = model.nbody - 1
-    obs_dim = (model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + nb * 10 * int(p[P_CINERT])
-               + nb * 6 * int(p[P_CVEL]) + (model.nv - 6) * int(p[P_QFRC])
-               + nb * 6 * int(p[P_CFRC]))
-    return p, obs_dim
+    return p, humanoid_obs_dim(model.nq, model.nv, model.nbody, p[P_EXCLUDE] != 0,
+                               p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0, p[P_CFRC] != 0)
 
 
 cdef inline void _obs(MjEnv* e) noexcept nogil:
@@ -85,10 +82,7 @@ cdef void _common_info(MjEnv* e) noexcept nogil:
     e.info[I_X] = d.qpos[0]
     e.info[I_Y] = d.qpos[1]
     e.info[I_Z] = d.qpos[2] - e.m.qpos0[2]
-    e.info[I_TLEN] = d.ten_length[0]
-    e.info[I_TLEN + 1] = d.ten_length[1]
-    e.info[I_TVEL] = d.ten_velocity[0]
-    e.info[I_TVEL + 1] = d.ten_velocity[1]
+    tendon_info(e, I_TLEN, I_TVEL)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
@@ -100,19 +94,14 @@ cdef int _reset(MjEnv* e) noexcept nogil:
 
 
 cdef int _step(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
     cdef mjData* d = e.d
     cdef const double* p = e.prm
-    cdef Py_ssize_t k, ncf = m.nbody * 6
     cdef double uph, ctrl, impact
-    cdef double cf[6 * 64]
     if sim_step(e, <int> p[P_FRAME_SKIP]):
         return 1
     uph = (d.qpos[2] - 0.0) / p[P_TIMESTEP]
-    ctrl = p[P_CTRL_W] * sum_sq(d.ctrl, m.nu)  # data.ctrl is float64 whatever the action dtype
-    for k in range(ncf):
-        cf[k] = d.cfrc_ext[k] * d.cfrc_ext[k]
-    impact = clip(p[P_IMPACT_W] * np_sum(cf, ncf), p[P_IC_LO], p[P_IC_HI])
+    ctrl = humanoid_ctrl_cost(e, p[P_CTRL_W])
+    impact = humanoid_contact_cost(e, p[P_IMPACT_W], p[P_IC_LO], p[P_IC_HI])
     e.rew[0] = ((uph - ctrl) - impact) + 1.0
     e.term[0] = False
     _obs(e)

@@ -1,10 +1,11 @@
 """InvertedPendulum-v5 (gymnasium.envs.mujoco.inverted_pendulum_v5): kernels and configuration."""
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport fabs
+from libc.math cimport fabs, INFINITY
 
-from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
 from cypool.mujoco._numeric cimport all_finite
+from cypool.mujoco.tasks._common cimport obs_qpos_qvel
 
 import numpy as np
 
@@ -41,13 +42,7 @@ def configure(model, kw):
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef Py_ssize_t k
-    for k in range(m.nq):
-        e.obs[k] = d.qpos[k]
-    for k in range(m.nv):
-        e.obs[m.nq + k] = d.qvel[k]
+    obs_qpos_qvel(e, 0, INFINITY)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:

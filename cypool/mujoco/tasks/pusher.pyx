@@ -3,7 +3,8 @@ from cpython.pycapsule cimport PyCapsule_New
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
-from cypool.mujoco._numeric cimport ctrl_cost, norm2, norm3, uniform_fill
+from cypool.mujoco._numeric cimport ctrl_cost, norm2, uniform_fill
+from cypool.mujoco.tasks._common cimport body_dist
 
 import numpy as np
 
@@ -111,16 +112,13 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef const mjModel* m = e.m
     cdef mjData* d = e.d
     cdef const double* p = e.prm
-    cdef Py_ssize_t t = 3 * <Py_ssize_t> p[P_TIPS], o = 3 * <Py_ssize_t> p[P_OBJECT]
-    cdef Py_ssize_t g = 3 * <Py_ssize_t> p[P_GOAL]
+    cdef Py_ssize_t tips = <Py_ssize_t> p[P_TIPS], obj = <Py_ssize_t> p[P_OBJECT]
     cdef double near, dist, ctrl
     if sim_step(e, <int> p[P_FRAME_SKIP]):
         return 1
     _obs(e)
-    near = -norm3(d.xpos[o] - d.xpos[t], d.xpos[o + 1] - d.xpos[t + 1],
-                  d.xpos[o + 2] - d.xpos[t + 2]) * p[P_NEAR_W]
-    dist = -norm3(d.xpos[o] - d.xpos[g], d.xpos[o + 1] - d.xpos[g + 1],
-                  d.xpos[o + 2] - d.xpos[g + 2]) * p[P_DIST_W]
+    near = -body_dist(d, obj, tips) * p[P_NEAR_W]
+    dist = -body_dist(d, obj, <Py_ssize_t> p[P_GOAL]) * p[P_DIST_W]
     # -(sum a^2) * w == -(w * sum a^2): negation is exact in either precision
     ctrl = -ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
     e.rew[0] = (dist + ctrl) + near

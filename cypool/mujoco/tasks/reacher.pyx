@@ -4,7 +4,8 @@ from libc.math cimport sin, cos
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state
-from cypool.mujoco._numeric cimport ctrl_cost, norm2, norm3, uniform_fill
+from cypool.mujoco._numeric cimport ctrl_cost, norm2, uniform_fill
+from cypool.mujoco.tasks._common cimport body_dist
 
 import numpy as np
 
@@ -102,13 +103,11 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef const mjModel* m = e.m
     cdef mjData* d = e.d
     cdef const double* p = e.prm
-    cdef Py_ssize_t f = 3 * <Py_ssize_t> p[P_FINGERTIP], t = 3 * <Py_ssize_t> p[P_TARGET]
     cdef double dist, ctrl
     if sim_step(e, <int> p[P_FRAME_SKIP]):
         return 1
     _obs(e)
-    dist = -norm3(d.xpos[f] - d.xpos[t], d.xpos[f + 1] - d.xpos[t + 1],
-                  d.xpos[f + 2] - d.xpos[t + 2]) * p[P_DIST_W]
+    dist = -body_dist(d, <Py_ssize_t> p[P_FINGERTIP], <Py_ssize_t> p[P_TARGET]) * p[P_DIST_W]
     # -(sum a^2) * w == -(w * sum a^2): negation is exact in either precision
     ctrl = -ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
     e.rew[0] = dist + ctrl

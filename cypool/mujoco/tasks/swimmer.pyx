@@ -1,9 +1,11 @@
 """Swimmer-v5 (gymnasium.envs.mujoco.swimmer_v5): kernels and configuration."""
 from cpython.pycapsule cimport PyCapsule_New
+from libc.math cimport INFINITY
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
-from cypool.mujoco._numeric cimport ctrl_cost, norm2
+from cypool.mujoco._numeric cimport ctrl_cost
+from cypool.mujoco.tasks._common cimport obs_qpos_qvel, xy_info
 
 import numpy as np
 
@@ -54,28 +56,14 @@ def configure(model, kw):
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = 0, start = 2 if e.prm[P_EXCLUDE] != 0 else 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = d.qvel[k]
-        j += 1
-
-
-cdef void _position_info(MjEnv* e) noexcept nogil:
-    e.info[I_X] = e.d.qpos[0]
-    e.info[I_Y] = e.d.qpos[1]
-    e.info[I_DIST] = norm2(e.d.qpos[0], e.d.qpos[1])
+    obs_qpos_qvel(e, 2 if e.prm[P_EXCLUDE] != 0 else 0, INFINITY)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
     if reset_noisy(e, e.prm[P_NOISE], False):
         return 1
     _obs(e)
-    _position_info(e)
+    xy_info(e, I_X, I_Y, I_DIST)
     return 0
 
 
@@ -94,7 +82,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
     ctrl = ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
     e.rew[0] = fwd - ctrl
     e.term[0] = 0
-    _position_info(e)
+    xy_info(e, I_X, I_Y, I_DIST)
     e.info[I_VX] = vx
     e.info[I_VY] = vy
     e.info[I_FWD] = fwd

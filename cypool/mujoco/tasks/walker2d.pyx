@@ -3,7 +3,8 @@ from cpython.pycapsule cimport PyCapsule_New
 
 from cypool.mujoco._task cimport MjEnv, MjTask
 from cypool.mujoco.tasks._planar cimport (planar_reset, planar_step, NPARAM, P_FRAME_SKIP,
-    P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE)
+    P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_Z_LO, P_Z_HI, P_ANGLE_LO,
+    P_ANGLE_HI, P_NOISE, P_EXCLUDE)
 
 import numpy as np
 

@@ -1,0 +1,45 @@
+# Kernel pieces several tasks share, written once so that their arithmetic cannot drift apart.
+from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._task cimport MjEnv
+from cypool.mujoco._numeric cimport np_sum, clip, norm2, norm3
+
+
+cdef inline Py_ssize_t obs_qpos_qvel(MjEnv* e, Py_ssize_t start, double vmax) noexcept nogil:
+    """obs[:j] = qpos[start:], clip(qvel, -vmax, vmax); returns j. vmax = INFINITY leaves qvel
+    as it is (clip to +-inf returns every value, NaN and -0.0 included, unchanged)."""
+    cdef const mjModel* m = e.m
+    cdef mjData* d = e.d
+    cdef Py_ssize_t k, j = 0
+    for k in range(start, m.nq):
+        e.obs[j] = d.qpos[k]
+        j += 1
+    for k in range(m.nv):
+        e.obs[j] = clip(d.qvel[k], -vmax, vmax)
+        j += 1
+    return j
+
+
+cdef inline void xy_info(MjEnv* e, Py_ssize_t i_x, Py_ssize_t i_y,
+                         Py_ssize_t i_dist) noexcept nogil:
+    """x_position, y_position and distance_from_origin: qpos[0], qpos[1] and their norm."""
+    e.info[i_x] = e.d.qpos[0]
+    e.info[i_y] = e.d.qpos[1]
+    e.info[i_dist] = norm2(e.d.qpos[0], e.d.qpos[1])
+
+
+cdef inline double cfrc_sum_sq(MjEnv* e, double lo, double hi) noexcept nogil:
+    """np.sum(np.square(np.clip(cfrc_ext, lo, hi))) over every body (nbody <= 64); lo, hi =
+    -INFINITY, INFINITY for the unclipped forces."""
+    cdef double sq[6 * 64]
+    cdef Py_ssize_t k, n = e.m.nbody * 6
+    cdef double f
+    for k in range(n):
+        f = clip(e.d.cfrc_ext[k], lo, hi)
+        sq[k] = f * f
+    return np_sum(sq, n)
+
+
+cdef inline double body_dist(const mjData* d, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """np.linalg.norm(xpos[a] - xpos[b]) for bodies a and b."""
+    return norm3(d.xpos[3 * a] - d.xpos[3 * b], d.xpos[3 * a + 1] - d.xpos[3 * b + 1],
+                 d.xpos[3 * a + 2] - d.xpos[3 * b + 2])
