@@ -104,6 +104,10 @@ class MujocoFamily:
         self.nu = model.nu
         info_layout, col = [], 0
         for key, width, dtype, on_step, on_reset in mod.INFO:
+            if isinstance(dtype, str) and dtype in kw:
+                # gymnasium's value is this kwarg times a bool, so it keeps the kwarg's type
+                # (int -> int64); a population's members may differ, so they get float64
+                dtype = np.float64 if member_kwargs is not None else np.dtype(type(kw[dtype]))
             info_layout.append((key, col, width, dtype, on_step, on_reset))
             col += width
         self.info_layout = info_layout

@@ -29,7 +29,8 @@ DEFAULTS = dict(
     contact_force_range=(-1.0, 1.0), reset_noise_scale=0.1,
     exclude_current_positions_from_observation=True, include_cfrc_ext_in_observation=True,
 )
-# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's
+# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's,
+# "healthy_reward": that kwarg's type (gymnasium's reward_survive is an int for an int kwarg)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("y_position", 1, np.float64, True, True),
@@ -39,7 +40,7 @@ INFO = [
     ("reward_forward", 1, np.float64, True, False),
     ("reward_ctrl", 1, "action", True, False),
     ("reward_contact", 1, np.float64, True, False),
-    ("reward_survive", 1, np.float64, True, False),
+    ("reward_survive", 1, "healthy_reward", True, False),
 ]
 
 

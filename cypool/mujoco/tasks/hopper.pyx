@@ -21,14 +21,15 @@ DEFAULTS = dict(
     healthy_z_range=(0.7, float("inf")), healthy_angle_range=(-0.2, 0.2),
     reset_noise_scale=5e-3, exclude_current_positions_from_observation=True,
 )
-# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's
+# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's,
+# "healthy_reward": that kwarg's type (gymnasium's reward_survive is an int for an int kwarg)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("z_distance_from_origin", 1, np.float64, True, True),
     ("x_velocity", 1, np.float64, True, False),
     ("reward_forward", 1, np.float64, True, False),
     ("reward_ctrl", 1, "action", True, False),
-    ("reward_survive", 1, np.float64, True, False),
+    ("reward_survive", 1, "healthy_reward", True, False),
 ]
 
 

@@ -35,7 +35,8 @@ DEFAULTS = dict(
     include_cvel_in_observation=True, include_qfrc_actuator_in_observation=True,
     include_cfrc_ext_in_observation=True,
 )
-# (key, width, dtype, reported on step, reported on reset)
+# (key, width, dtype, reported on step, reported on reset); dtype "healthy_reward": that
+# kwarg's type (gymnasium's reward_survive is an int for an int kwarg)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("y_position", 1, np.float64, True, True),
@@ -44,7 +45,7 @@ INFO = [
     ("distance_from_origin", 1, np.float64, True, True),
     ("x_velocity", 1, np.float64, True, False),
     ("y_velocity", 1, np.float64, True, False),
-    ("reward_survive", 1, np.float64, True, False),
+    ("reward_survive", 1, "healthy_reward", True, False),
     ("reward_forward", 1, np.float64, True, False),
     ("reward_ctrl", 1, np.float64, True, False),
     ("reward_contact", 1, np.float64, True, False),

@@ -34,9 +34,10 @@ DEFAULTS = dict(
     xml_file="inverted_double_pendulum.xml", frame_skip=5, default_camera_config=None,
     healthy_reward=10.0, reset_noise_scale=0.1,
 )
-# (key, width, dtype, reported on step, reported on reset)
+# (key, width, dtype, reported on step, reported on reset); dtype "healthy_reward": that
+# kwarg's type (gymnasium's reward_survive is an int for an int kwarg)
 INFO = [
-    ("reward_survive", 1, np.float64, True, False),
+    ("reward_survive", 1, "healthy_reward", True, False),
     ("distance_penalty", 1, np.float64, True, False),
     ("velocity_penalty", 1, np.float64, True, False),
 ]

@@ -20,14 +20,15 @@ DEFAULTS = dict(
     terminate_when_unhealthy=True, healthy_z_range=(0.8, 2.0), healthy_angle_range=(-1.0, 1.0),
     reset_noise_scale=5e-3, exclude_current_positions_from_observation=True,
 )
-# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's
+# (key, width, dtype, reported on step, reported on reset); dtype "action": the action's,
+# "healthy_reward": that kwarg's type (gymnasium's reward_survive is an int for an int kwarg)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("z_distance_from_origin", 1, np.float64, True, True),
     ("x_velocity", 1, np.float64, True, False),
     ("reward_forward", 1, np.float64, True, False),
     ("reward_ctrl", 1, "action", True, False),
-    ("reward_survive", 1, np.float64, True, False),
+    ("reward_survive", 1, "healthy_reward", True, False),
 ]
 
 
