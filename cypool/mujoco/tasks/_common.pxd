@@ -1,20 +1,25 @@
 # Kernel pieces several tasks share, written once so that their arithmetic cannot drift apart.
-from cypool.mujoco._mj.mujoco cimport mjModel, mjData
+from cypool.mujoco._mj.mujoco cimport mjData
 from cypool.mujoco._task cimport MjEnv
 from cypool.mujoco._numeric cimport np_sum, clip, norm2, norm3
+
+
+cdef inline Py_ssize_t obs_append(MjEnv* e, Py_ssize_t j, const double* src, Py_ssize_t lo,
+                                  Py_ssize_t hi) noexcept nogil:
+    """obs[j:] = src[lo:hi]; returns the index after the last value written."""
+    cdef Py_ssize_t k
+    for k in range(lo, hi):
+        e.obs[j] = src[k]
+        j += 1
+    return j
 
 
 cdef inline Py_ssize_t obs_qpos_qvel(MjEnv* e, Py_ssize_t start, double vmax) noexcept nogil:
     """obs[:j] = qpos[start:], clip(qvel, -vmax, vmax); returns j. vmax = INFINITY leaves qvel
     as it is (clip to +-inf returns every value, NaN and -0.0 included, unchanged)."""
-    cdef const mjModel* m = e.m
-    cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = 0
-    for k in range(start, m.nq):
-        e.obs[j] = d.qpos[k]
-        j += 1
-    for k in range(m.nv):
-        e.obs[j] = clip(d.qvel[k], -vmax, vmax)
+    cdef Py_ssize_t k, j = obs_append(e, 0, e.d.qpos, start, e.m.nq)
+    for k in range(e.m.nv):
+        e.obs[j] = clip(e.d.qvel[k], -vmax, vmax)
         j += 1
     return j
 

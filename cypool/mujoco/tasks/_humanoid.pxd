@@ -4,7 +4,7 @@ from libc.math cimport INFINITY
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv
 from cypool.mujoco._numeric cimport sum_sq, clip
-from cypool.mujoco.tasks._common cimport obs_qpos_qvel, cfrc_sum_sq
+from cypool.mujoco.tasks._common cimport obs_append, obs_qpos_qvel, cfrc_sum_sq
 
 
 cdef inline void humanoid_obs(MjEnv* e, bint exclude, bint cinert, bint cvel, bint qfrc,
@@ -13,23 +13,15 @@ cdef inline void humanoid_obs(MjEnv* e, bint exclude, bint cinert, bint cvel, bi
     cfrc_ext[1:] behind their include_* flags, none of them clipped."""
     cdef const mjModel* m = e.m
     cdef mjData* d = e.d
-    cdef Py_ssize_t k, j = obs_qpos_qvel(e, 2 if exclude else 0, INFINITY)
+    cdef Py_ssize_t j = obs_qpos_qvel(e, 2 if exclude else 0, INFINITY)
     if cinert:
-        for k in range(10, m.nbody * 10):
-            e.obs[j] = d.cinert[k]
-            j += 1
+        j = obs_append(e, j, d.cinert, 10, m.nbody * 10)
     if cvel:
-        for k in range(6, m.nbody * 6):
-            e.obs[j] = d.cvel[k]
-            j += 1
+        j = obs_append(e, j, d.cvel, 6, m.nbody * 6)
     if qfrc:
-        for k in range(6, m.nv):
-            e.obs[j] = d.qfrc_actuator[k]
-            j += 1
+        j = obs_append(e, j, d.qfrc_actuator, 6, m.nv)
     if cfrc:
-        for k in range(6, m.nbody * 6):
-            e.obs[j] = d.cfrc_ext[k]
-            j += 1
+        obs_append(e, j, d.cfrc_ext, 6, m.nbody * 6)
 
 
 cdef inline Py_ssize_t humanoid_obs_dim(Py_ssize_t nq, Py_ssize_t nv, Py_ssize_t nbody,
