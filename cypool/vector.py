@@ -108,6 +108,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self.batch_size = int(batch_size)
         self.is_async = self.batch_size < n
         self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
+        self._scratch = np.zeros(n, np.bool_)    # _parse_ids' duplicate check
         self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
         self._unit = 1       # envs per queue item: 1, or a population member's (_use_members)
@@ -431,7 +432,11 @@ class VectorEnv(gym.vector.VectorEnv):
             raise TypeError(f"env_ids must be integers, got {ids.dtype}")
         if ids.min() < 0 or ids.max() >= n:
             raise ValueError(f"env_ids must be in [0, {n}), got {ids.tolist()}")
-        if np.unique(ids).size != ids.size:
+        seen = self._scratch           # all False between calls
+        seen[ids] = True
+        unique = int(np.count_nonzero(seen))
+        seen[ids] = False
+        if unique != ids.size:
             raise ValueError(f"env_ids must not repeat, got {ids.tolist()}")
         return ids.astype(np.int64)
 

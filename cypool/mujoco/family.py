@@ -171,6 +171,8 @@ class MujocoFamily:
     def extra_info(self, info, kinds, ids):
         """MuJoCo warnings raised during the step, per env (only where there were some)."""
         w = self.engine.warnings if ids is None else self.engine.warnings[ids]
+        if not w.any():          # the usual case
+            return
         hit = (kinds == 1) & (w > 0)
         if hit.any():
             info["mujoco_warnings"] = np.where(hit, w, 0)
