@@ -1,4 +1,6 @@
 """MuJoCo family: gymnasium's v5 tasks stepped in native threads."""
+import os as _os
+
 import mujoco as _mujoco  # loads libmujoco.so (our extensions resolve it by soname)
 
 from cypool.mujoco import _pool
@@ -10,3 +12,6 @@ if _runtime != _pool.HEADER_VERSION:
         f"{_runtime_str} ({_runtime}); reinstall cypool against the installed mujoco "
         "(pip install --force-reinstall --no-cache-dir cypool) or install the matching mujoco")
 _pool.install_log_handler()
+# The mujoco package's stage timer costs 10-15% of every mj_step (see _mj_guard.c); physics
+# does not depend on it, only MjData.timer's profile does.
+_pool.set_timers(_os.environ.get("CYPOOL_MUJOCO_TIMERS", "0") == "1")

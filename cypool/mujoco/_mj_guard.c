@@ -9,6 +9,21 @@ static _Thread_local char* cp_errbuf = NULL;
 static mjfLogHandler cp_prev = NULL;
 static int cp_installed = 0;
 
+/* The mujoco Python package installs a clock-based mjcb_time so that MjData.timer profiles
+ * each stage of a step; MuJoCo calls it about twenty times per mj_step, which costs 10-15% of
+ * a step (measured: clock_gettime was 12.6% of a Hopper pool's CPU time). cypool turns it
+ * off; CYPOOL_MUJOCO_TIMERS=1 keeps it (cypool.mujoco's import). */
+static mjfTime cp_prev_time = NULL;
+static int cp_time_saved = 0;
+
+void cp_set_timers(int on) {
+  if (!cp_time_saved) {
+    cp_prev_time = mjcb_time;
+    cp_time_saved = 1;
+  }
+  mjcb_time = on ? cp_prev_time : NULL;
+}
+
 static void cp_log(const mjLogMessage* msg) {
   if (cp_armed) {
     if (msg->level == mjLOG_ERROR) {

@@ -12,6 +12,8 @@
 #define CP_ERRMSG_LEN 256
 
 void cp_install_log_handler(void);
+/* MuJoCo's stage timers (mjcb_time) on or off; the first call remembers the installed timer. */
+void cp_set_timers(int on);
 /* ctrl <- action, mj_step nframe times, mj_rnePostConstraint (gymnasium's do_simulation). */
 int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err);
 /* mj_resetData */

@@ -19,7 +19,7 @@ from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_loadXML, mj_deleteModel,
                                        mj_makeData, mj_deleteData, mj_version, mj_versionString,
                                        mjVERSION_HEADER)
-from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler,
+from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state)
 
 cnp.import_array()
@@ -39,6 +39,11 @@ def runtime_version():
 
 def install_log_handler():
     cp_install_log_handler()
+
+
+def set_timers(bint on):
+    """MuJoCo's stage timers (MjData.timer, via mjcb_time) on or off, process-wide."""
+    cp_set_timers(on)
 
 
 cdef class MjPool(Engine):

@@ -80,6 +80,7 @@ cdef inline int reset_noisy(MjEnv* e, double s, bint normal_qvel) noexcept nogil
 cdef extern from "_mj_guard.h" nogil:
     int CP_ERRMSG_LEN
     void cp_install_log_handler()
+    void cp_set_timers(int on)
     int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err)
     int cp_reset_data(const mjModel* m, mjData* d, char* err)
     int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel,
