@@ -580,3 +580,77 @@ def test_evaluate_leaves_training_alone():
     with pytest.raises(TypeError, match="callable"):
         pop.evaluate(None)
     pop.close()
+
+
+def test_async_members_stress_no_lost_or_duplicated_member():
+    """Random subsets of idle members sent, recv of 1-3 members at a time: every send comes
+    back exactly once, none starves, no hang (each recv bounded by a timeout)."""
+    rng = np.random.default_rng(0)
+    P, E = 6, 2
+    for member_batch in (1, 3):
+        pop = make_population("InvertedPendulum-v5", P, E, seed=0, num_threads=2,
+                              member_batch=member_batch, max_episode_steps=5)
+        pop.async_reset()
+        sent = np.ones(P, int)
+        received = np.zeros(P, int)
+        idle = []
+        for _ in range(1500):
+            *_, info = pop.recv(timeout=10)
+            members = info["member_id"]
+            assert np.unique(members).size == members.size
+            received[members] += 1
+            idle += members.tolist()
+            rng.shuffle(idle)
+            in_flight = P - len(idle)
+            k = int(rng.integers(max(1, member_batch - in_flight), len(idle) + 1))
+            go, idle = np.array(idle[:k]), idle[k:]
+            pop.send(np.zeros((k, E, 1)), go)
+            sent[go] += 1
+        for _ in range((P - len(idle)) // member_batch):
+            *_, info = pop.recv(timeout=10)
+            received[info["member_id"]] += 1
+        in_flight = sent - received
+        assert (in_flight >= 0).all() and (in_flight <= 1).all()
+        assert in_flight.sum() < member_batch
+        if in_flight.sum():                              # too few for a batch: raise, no hang
+            with pytest.raises(ValueError, match="in flight"):
+                pop.recv(timeout=10)
+        assert received.min() > 100                          # nobody starved
+        pop.close()
+
+
+def test_rejected_population_calls_leave_every_env_untouched():
+    P, E = 3, 2
+    pop = make_population(TASK, P, E, seed=1, member_batch=1, num_threads=2)
+    pop.async_reset()
+    for _ in range(P):
+        pop.recv(timeout=10)
+    e = pop.vec._engine
+    before = (e.obs.copy(), e.elapsed(), e.env_steps.copy(), e.params.copy(),
+              [e.generator(i).state["state"]["state"] for i in range(P * E)])
+    bad = [
+        lambda: pop.send(np.full((1, E, ACT), np.nan), [0]),
+        lambda: pop.send(np.zeros((1, E, ACT + 1)), [0]),
+        lambda: pop.send(np.zeros((1, E, ACT)), [-1]),
+        lambda: pop.send(np.zeros((1, E, ACT)), [0.5]),
+        lambda: pop.send(np.zeros((2, E, ACT)), [1, 1]),
+        lambda: pop.send(np.zeros((1, E, ACT), dtype=complex), [0]),
+        lambda: pop.set_member_kwargs(0, frame_skip=0),
+        lambda: pop.set_member_kwargs(0, max_episode_steps=-3),
+        lambda: pop.set_member_kwargs(0, no_such_kwarg=1.0),
+        lambda: pop.evaluate(lambda o: np.zeros((P, E, ACT)), episodes=0),
+        lambda: pop.reset_member(P),
+        lambda: pop.recv(timeout=1),                    # nothing in flight
+    ]
+    for call in bad:
+        with pytest.raises((ValueError, TypeError)):
+            call()
+    after = (e.obs, e.elapsed(), e.env_steps, e.params,
+             [e.generator(i).state["state"]["state"] for i in range(P * E)])
+    for x, y in zip(before, after):
+        assert np.array_equal(np.asarray(x), np.asarray(y))
+    assert not pop.vec._in_flight.any()
+    pop.send(np.zeros((P, E, ACT)), np.arange(P))     # still usable
+    for _ in range(P):
+        pop.recv(timeout=10)
+    pop.close()
