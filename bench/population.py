@@ -9,6 +9,10 @@ Populations of P members with E envs each, for P = 1, 2, 4, 8, 16:
 2. Training. Wall time of one ARS training iteration (examples/pbt_pendulum.py: a rollout of
    a fixed number of batch steps with one batched linear policy, then the update) for P
    members in one pool, against one agent (P = 1).
+3. Members of different cost (member k at frame_skip 1 + k % 4, the largest P), each with its
+   own MLP policy in the loop: agent steps/s per member, the population stepped in sync (one
+   batched policy call for every member, then one step) against async members
+   (member_batch=1: member k's policy runs as soon as k is back, while the others step).
 
 Every configuration is timed in each of ``--rounds`` interleaved rounds (the order reversed
 every other round, so drift hits all alike); the medians (or, with ``--estimator min``, the
@@ -137,6 +141,62 @@ def bench_stepping(task, E, pops, threads, rounds, seconds, systems, est):
             {P: est(v) for P, v in ratios.items()}, samples, ratios)
 
 
+def _run_members(pop, seconds, w1, w2):
+    """Agent steps/s of each member over `seconds`, with each member's policy (a 256-unit
+    MLP, weights w1[k], w2[k]) in the loop: sync evaluates every member's policy in one batched
+    call and steps every member; async (member_batch=1) evaluates member k's policy as soon as
+    k is back and sends it again, while the other members step."""
+    P, E = pop.population_size, pop.envs_per_member
+    counts = np.zeros(P, np.int64)
+    clock = time.perf_counter
+    if pop.is_async:
+        pop.async_reset(seed=0)
+        t0 = clock()
+        while clock() - t0 < seconds:
+            obs, *_, info = pop.recv()
+            k = int(info["member_id"][0])
+            h = np.tanh(obs[0].astype(np.float32) @ w1[k])
+            pop.send(np.tanh(h @ w2[k])[None], [k])
+            counts[k] += E
+        elapsed = clock() - t0
+        for _ in range(P):                   # drain: the members still in flight
+            pop.recv()
+    else:
+        obs, _ = pop.reset(seed=0)
+        t0 = clock()
+        while clock() - t0 < seconds:
+            h = np.tanh(np.matmul(obs.astype(np.float32), w1))
+            obs = pop.step(np.tanh(np.matmul(h, w2)))[0]
+            counts += E
+        elapsed = clock() - t0
+    return counts / elapsed
+
+
+def bench_mixed_cost(task, E, P, threads, rounds, seconds, est):
+    """Members of different cost (member k at frame_skip 1 + k % 4), each with its own policy
+    in the loop: agent steps/s per member, sync against async members (member_batch=1)."""
+    from cypool.population import make_population
+
+    mk = [{"frame_skip": 1 + k % 4} for k in range(P)]
+    pops = {mode: make_population(task, P, E, num_threads=threads, member_kwargs=mk,
+                                  member_batch=None if mode == "sync" else 1)
+            for mode in ("sync", "async")}
+    space = pops["sync"].single_action_space
+    obs_dim = pops["sync"].single_observation_space.shape[0]
+    rng = np.random.default_rng(0)
+    w1 = (rng.standard_normal((P, obs_dim, 256)) / np.sqrt(obs_dim)).astype(np.float32)
+    w2 = (rng.standard_normal((P, 256, space.shape[0])) / 16).astype(np.float32)
+    samples = {mode: [] for mode in pops}
+    for r in range(rounds):
+        for mode in (("sync", "async") if r % 2 == 0 else ("async", "sync")):
+            _progress(f"mixed-cost {mode} round {r + 1}/{rounds}")
+            samples[mode].append(_run_members(pops[mode], seconds, w1, w2))
+    for pop in pops.values():
+        pop.close()
+    return ({mode: np.array([est([x[k] for x in v]) for k in range(P)])
+             for mode, v in samples.items()}, [m["frame_skip"] for m in mk])
+
+
 def bench_training(task, E, pops, threads, rounds, horizon, D, est):
     """Seconds per ARS iteration for each P, and paired ratios to one agent (P = 1)."""
     from cypool.population import make_population
@@ -223,6 +283,8 @@ def main(argv=None):
                                                      seconds, systems, est)
     t_train, r_train, s_train, rs_train = bench_training(args.train_task, E, pops, threads,
                                                          rounds, horizon, D=4, est=est)
+    P_mixed = max(pops)
+    mixed, skips = bench_mixed_cost(args.task, E, P_mixed, threads, rounds, seconds * 4, est)
     sys.stderr.write("\n")
 
     cores = usable_cores()
@@ -264,6 +326,22 @@ def main(argv=None):
     for P in pops:
         print(f"| {P} | {t_train[P]:.3f} | {r_train[P]:.2f} | {r_train[P] / P:.2f} |")
     print()
+    print(f"### Members of different cost, policy in the loop: {P_mixed} members, member k "
+          f"at frame_skip 1 + k % 4, {args.task}\n")
+    print("Agent steps/s (env steps of a member, whatever its frame skip), each member with "
+          "its own 256-unit MLP policy. Sync: one batched policy call for every member, then "
+          "one step of every member. Async members (member_batch=1): member k's policy runs "
+          "as soon as k is back, while the other members step.\n")
+    print("| frame_skip | sync: steps/s per member | async members: steps/s per member | "
+          "async / sync |")
+    print("|---:|---:|---:|---:|")
+    for fs in sorted(set(skips)):
+        idx = [k for k, f in enumerate(skips) if f == fs]
+        a, b = mixed["sync"][idx].mean(), mixed["async"][idx].mean()
+        print(f"| {fs} | {a:,.0f} | {b:,.0f} | {b / a:.2f} |")
+    tot_s, tot_a = mixed["sync"].sum(), mixed["async"].sum()
+    print(f"| all ({P_mixed} members) | {tot_s:,.0f} | {tot_a:,.0f} | {tot_a / tot_s:.2f} |")
+    print()
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"task": args.task, "train_task": args.train_task, "E": E,
@@ -272,7 +350,8 @@ def main(argv=None):
                        "step_seconds": {f"{s}|{P}": v for (s, P), v in s_step.items()},
                        "step_ratios": {str(P): v for P, v in rs_step.items()},
                        "train_seconds": {str(P): v for P, v in s_train.items()},
-                       "train_ratios": {str(P): v for P, v in rs_train.items()}}, f, indent=1)
+                       "train_ratios": {str(P): v for P, v in rs_train.items()},
+                       "mixed_cost": {m: v.tolist() for m, v in mixed.items()}}, f, indent=1)
     if args.check and not ok_all:
         return 1
     return 0
