@@ -66,7 +66,8 @@ class _TreeSeeder:
         """Seed env i from an int (as gymnasium's env seeded with it) or a SeedSequence."""
         if self.family_seeder is not None:
             if isinstance(seed, np.random.SeedSequence):
-                seed = int(seed.generate_state(1, np.uint64)[0])
+                # a 63-bit int, so that make_vec(seed=...) can replay this env on its own
+                seed = int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
             self.family_seeder(i, seed)
         else:
             if not isinstance(seed, np.random.SeedSequence):

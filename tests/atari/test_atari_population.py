@@ -88,3 +88,41 @@ def test_async_members_equal_sync():
             assert np.array_equal(got[k][t][0], want[k][t][0]), (k, t)
             assert np.array_equal(got[k][t][1], want[k][t][1]), (k, t)
     pop.close()
+
+
+def test_evaluate_equals_single_env_pools():
+    """evaluate(): env j of member k plays episodes j, j + E, ... from the tree stream
+    SeedSequence(seed, spawn_key=(j,)); Atari seeds an env from a 63-bit int drawn from it,
+    so a one-env make_vec pool seeded with that int replays the episodes."""
+    import numpy as np
+
+    P, E, K, seed = 2, 2, 3, 9
+    members = [{"frame_skip": 2, "max_episode_steps": 25}, {"max_episode_steps": 150}]
+    pop = make_population("Pong-v5", P, E, member_kwargs=members, seed=0, **BASE)
+    pop.reset()
+
+    def policy(obs):      # deterministic, from the frames only
+        return (obs.reshape(obs.shape[0], obs.shape[1], -1).sum(-1) % 6).astype(np.int64)
+
+    res = pop.evaluate(policy, episodes=K, seed=seed)
+    for k, m in enumerate(members):
+        kw = {n: v for n, v in m.items() if n != "max_episode_steps"}
+        for j in range(E):
+            s = int(np.random.SeedSequence(seed, spawn_key=(j,)).generate_state(1, np.uint64)[0]
+                    >> np.uint64(1))
+            ref = cypool.make_vec("Pong-v5", 1, seed=s, num_threads=1,
+                                  max_episode_steps=m["max_episode_steps"],
+                                  autoreset_mode="same_step", **BASE, **kw)
+            obs, _ = ref.reset()
+            for ep in range(j, K, E):
+                total, n = 0.0, 0
+                while True:
+                    obs, r, te, tr, _ = ref.step(policy(obs[None])[0])
+                    total += r[0]
+                    n += 1
+                    if te[0] or tr[0]:
+                        break
+                assert res["return"][k, ep] == total and res["length"][k, ep] == n, (k, ep)
+            ref.close()
+    assert (res["return"][1] != 0).any()       # long enough for points to be scored
+    pop.close()
