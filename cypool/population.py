@@ -305,7 +305,10 @@ class PopulationEnv:
             ``{"reset_mask": (P, E) or (P·E,) bool array}`` resets single envs instead.
 
         The other members' envs, episodes and statistics are left alone (their rows of the
-        returned observation are their current observations).
+        returned observation are their current observations). Async mode: resetting every
+        member waits for the members in flight and drops their results (as ``make_vec``'s
+        async ``reset``); resetting some members while others are in flight raises instead,
+        since their results would be lost (``async_reset(members=...)`` queues a reset).
         """
         self._check_open()
         P, E = self.population_size, self.envs_per_member
@@ -329,6 +332,11 @@ class PopulationEnv:
                 mask = rm.reshape(-1).copy()
         if not self._has_reset and not mask.all():
             raise ValueError("the first reset must reset every env")
+        flying = self.vec._in_flight.reshape(P, E).any(axis=1)
+        if self.is_async and flying.any() and not mask.all():
+            raise ValueError(f"cypool: member(s) {np.flatnonzero(flying).tolist()} are in "
+                             "flight; recv() them before resetting some members (or queue "
+                             "the reset with async_reset(members=...))")
         if seed is None and not self._has_reset:
             seed = self._default_seed
         seqs = self._seed_sequences(seed).reshape(-1)
@@ -357,14 +365,21 @@ class PopulationEnv:
             raise TypeError("reset_member takes an int root seed or None")
         out = self.reset(seed=seed, members=k)
         if clear_stats:
-            sl = self.member_slice(k)
-            e = self._engine
-            for arr in (e.episodes, e.last_return, e.last_length):
-                arr[sl] = 0
-            e.ring_return[k] = 0
-            e.ring_length[k] = 0
-            e.group_episodes[k] = 0
+            self.clear_member_statistics(k)
         return out
+
+    def clear_member_statistics(self, k: int):
+        """Zero member k's finished-episode statistics: ``episodes``, ``last_return``,
+        ``last_length`` and its ring of recent episodes (``env_steps`` is kept)."""
+        self._check_open()
+        k = self._check_member(k)
+        sl = self.member_slice(k)
+        e = self._engine
+        for arr in (e.episodes, e.last_return, e.last_length):
+            arr[sl] = 0
+        e.ring_return[k] = 0
+        e.ring_length[k] = 0
+        e.group_episodes[k] = 0
 
     def _flat_actions(self, actions):
         a = np.asarray(actions)
@@ -455,21 +470,34 @@ class PopulationEnv:
         info["member_id"] = members.copy()
         return (*arrays, info)
 
-    def async_reset(self, *, seed=None):
-        """Queue a reset of every member (seeds as :meth:`reset`); collect the observations
-        with :meth:`recv`."""
+    def async_reset(self, *, seed=None, members=None):
+        """Queue a reset of every member (or of ``members``, each idle; seeds as
+        :meth:`reset`, applied to those members' envs only); collect the observations with
+        :meth:`recv`. A PBT exploit in async mode: ``copy_member(src, dst, reset=False)``,
+        ``clear_member_statistics(dst)``, then ``async_reset(members=[dst])``."""
         self._check_async("async_reset")
-        if self.vec._in_flight.any():
-            raise ValueError("cypool: async_reset() while members are in flight; recv() them "
-                             "first")
+        P, E = self.population_size, self.envs_per_member
+        if members is None:
+            if self.vec._in_flight.any():
+                raise ValueError("cypool: async_reset() while members are in flight; recv() "
+                                 "them first")
+            m = np.arange(P, dtype=np.int64)
+        else:
+            if not self._has_reset:
+                raise ValueError("the first reset must reset every member")
+            m = self._member_ids(members, 0)
         if seed is None and not self._has_reset:
             seed = self._default_seed
-        seqs = self._seed_sequences(seed).reshape(-1)
-        for i, sq in enumerate(seqs):
-            if sq is not None:
-                self._seeder.install(i, sq)
-        self.vec._send_members(None, np.arange(self.population_size, dtype=np.int64),
-                               reset=True)
+        seqs = self._seed_sequences(seed)
+        busy = m[self.vec._in_flight.reshape(P, E)[m].any(axis=1)]
+        if busy.size:        # checked here too: seeds must not change under a member in flight
+            raise ValueError(f"cypool: member(s) {busy.tolist()} are in flight (sent, not yet "
+                             "received); recv() them before resetting them")
+        for k in m.tolist():
+            for j in range(E):
+                if seqs[k, j] is not None:
+                    self._seeder.install(k * E + j, seqs[k, j])
+        self.vec._send_members(None, m, reset=True)
         self._has_reset = True
 
     # ------------------------------------------------------------------ per-member kwargs

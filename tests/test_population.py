@@ -654,3 +654,36 @@ def test_rejected_population_calls_leave_every_env_untouched():
     for _ in range(P):
         pop.recv(timeout=10)
     pop.close()
+
+
+def test_async_member_reset_and_partial_reset_refused():
+    P, E, root = 3, 2, 17
+    ref = make_population(TASK, P, E, seed=root)
+    want, _ = ref.reset()
+    want = want.copy()
+    ref.close()
+    pop = make_population(TASK, P, E, seed=5, member_batch=1, num_threads=2)
+    with pytest.raises(ValueError, match="first reset"):
+        pop.async_reset(members=[0])
+    pop.async_reset()
+    obs, *_, info = pop.recv(timeout=10)
+    k = int(info["member_id"][0])
+    others = [m for m in range(P) if m != k]
+    with pytest.raises(ValueError, match="in flight"):      # would drop the others' results
+        pop.reset(members=k)
+    with pytest.raises(ValueError, match="in flight"):
+        pop.async_reset(members=[others[0]])
+    pop.step(np.zeros((1, E, ACT)), [k])                     # k goes round once more
+    pop.clear_member_statistics(k)
+    # drain, then queue a seeded reset of one idle member: it restarts exactly as member k of
+    # a population reset with that root
+    for _ in range(P - 1):                                   # step() received one already
+        pop.recv(timeout=10)
+    pop.async_reset(members=[k], seed=root)
+    obs, _, _, _, info = pop.recv(timeout=10)
+    assert int(info["member_id"][0]) == k and "reward_ctrl" not in info
+    assert np.array_equal(obs[0], want[k])
+    assert not pop.vec._in_flight.any()
+    obs, _ = pop.reset()                                     # nothing in flight: allowed
+    assert obs.shape == (P, E, OBS)
+    pop.close()
