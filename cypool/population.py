@@ -489,10 +489,7 @@ class PopulationEnv:
         if seed is None and not self._has_reset:
             seed = self._default_seed
         seqs = self._seed_sequences(seed)
-        busy = m[self.vec._in_flight.reshape(P, E)[m].any(axis=1)]
-        if busy.size:        # checked here too: seeds must not change under a member in flight
-            raise ValueError(f"cypool: member(s) {busy.tolist()} are in flight (sent, not yet "
-                             "received); recv() them before resetting them")
+        self.vec._check_members_idle(m)    # before any seed changes under a member in flight
         for k in m.tolist():
             for j in range(E):
                 if seqs[k, j] is not None:

@@ -302,18 +302,23 @@ class VectorEnv(gym.vector.VectorEnv):
                 raise ValueError(f"cypool: recv() needs batch_size={self.batch_size} envs in "
                                  f"flight but {in_flight} are; send() more first")
             engine = self._engine
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while engine.wait_ready(self.batch_size, 50) < self.batch_size:
-            self._check_open()
-            if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"cypool: recv() timed out after {timeout} s")
-            # back in Python every 50 ms: a pending KeyboardInterrupt is raised here
+        self._wait(engine, self.batch_size, timeout)
         with self._lock:
             self._check_open()
             ids = engine.take_ready(self.batch_size)
             self._in_flight[ids] = False
             self._last_ids = ids
             return self._finish(ids)
+
+    def _wait(self, engine, count, timeout):
+        """Wait, without the lock, until `count` queue items are done; TimeoutError after
+        `timeout` seconds (None: no limit), ClosedEnvError if the env is closed meanwhile."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while engine.wait_ready(count, 50) < count:
+            self._check_open()
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"cypool: recv() timed out after {timeout} s")
+            # back in Python every 50 ms: a pending KeyboardInterrupt is raised here
 
     # ------------------------------------------------------------------ whole members
     # A population in async mode (cypool.population) sends and receives whole members: queue
@@ -334,6 +339,14 @@ class VectorEnv(gym.vector.VectorEnv):
         E = self._unit
         return (members[:, None] * E + np.arange(E)).reshape(-1)
 
+    def _check_members_idle(self, members):
+        """ValueError naming the members among `members` that are in flight."""
+        flying = self._in_flight.reshape(-1, self._unit)[members].any(axis=1)
+        if flying.any():
+            raise ValueError(f"cypool: member(s) {members[flying].tolist()} are in flight "
+                             "(sent, not yet received); recv() them before sending or "
+                             "resetting them")
+
     def _send_members(self, actions, members, reset=False):
         """Queue whole members: step them with `actions` (rows in member order), or reset
         them (reset=True; seeds are the population's, installed before)."""
@@ -342,11 +355,8 @@ class VectorEnv(gym.vector.VectorEnv):
                 self._check_open()
             else:
                 self._check_ready_to_step()
+            self._check_members_idle(members)
             ids = self._member_rows(members)
-            busy = members[self._in_flight[ids].reshape(len(members), -1).any(axis=1)]
-            if busy.size:
-                raise ValueError(f"cypool: member(s) {busy.tolist()} are in flight (sent, not "
-                                 "yet received); recv() them before sending again")
             if reset:
                 mask = np.zeros(self.num_envs, np.bool_)
                 mask[ids] = True
@@ -371,11 +381,7 @@ class VectorEnv(gym.vector.VectorEnv):
                     raise ValueError(f"cypool: recv() needs {count} member(s) in flight but "
                                      f"{pending} are; send() more first")
                 engine = self._engine
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while engine.wait_ready(count, 50) < count:
-                self._check_open()
-                if deadline is not None and time.monotonic() > deadline:
-                    raise TimeoutError(f"cypool: recv() timed out after {timeout} s")
+            self._wait(engine, count, timeout)
             with self._lock:
                 self._check_open()
                 members = -engine.take_ready(count) - 1

@@ -125,14 +125,19 @@ cdef class Engine:
     def generator(self, Py_ssize_t i):
         return self._gens[i]
 
+    def _check_ids(self, const int64_t[::1] ids):
+        """IndexError unless every id names an env of the pool."""
+        cdef Py_ssize_t k
+        for k in range(ids.shape[0]):
+            if not 0 <= ids[k] < self.num_envs:
+                raise IndexError(f"cypool: env id {ids[k]} out of range [0, {self.num_envs})")
+
     def set_max_episode_steps(self, const int64_t[::1] ids, int64_t limit):
         """Truncation limit of envs `ids` (0: none), from their next step on."""
         cdef Py_ssize_t k
         if limit < 0:
             raise ValueError("cypool: max_episode_steps must be >= 0")
-        for k in range(ids.shape[0]):
-            if not 0 <= ids[k] < self.num_envs:
-                raise IndexError(f"cypool: env id {ids[k]} out of range")
+        self._check_ids(ids)
         for k in range(ids.shape[0]):
             self.slots[ids[k]].limit = limit
 

@@ -305,12 +305,6 @@ cdef class AlePool(Engine):
         """The pool's default: a reset presses FIRE (env i's own: env_options(i))."""
         return bool(self.fire_reset)
 
-    def _check_ids(self, const int64_t[::1] ids):
-        cdef Py_ssize_t k
-        for k in range(ids.shape[0]):
-            if not 0 <= ids[k] < self.num_envs:
-                raise IndexError(f"cypool: env id {ids[k]} out of range [0, {self.num_envs})")
-
     def set_env_options(self, const int64_t[::1] ids, dict options):
         """Set per-env options (keys: any of ENV_OPTIONS, values already validated by the
         family; mode/difficulty -1 or None: the game's default) of envs `ids`. Everything is
