@@ -674,7 +674,17 @@ def test_async_member_reset_and_partial_reset_refused():
     with pytest.raises(ValueError, match="in flight"):
         pop.async_reset(members=[others[0]])
     pop.step(np.zeros((1, E, ACT)), [k])                     # k goes round once more
+    e = pop.vec._engine
+    e.episodes[:] = 3                                        # as if episodes had ended
+    e.group_episodes[:] = 3
+    e.ring_return[:] = 1.5
     pop.clear_member_statistics(k)
+    assert (e.episodes[k * E:(k + 1) * E] == 0).all() and e.group_episodes[k] == 0
+    assert (e.ring_return[k] == 0).all()
+    assert (np.delete(e.episodes, np.s_[k * E:(k + 1) * E]) == 3).all()
+    assert (np.delete(e.group_episodes, k) == 3).all()
+    with pytest.raises(ValueError, match="member must be in"):
+        pop.clear_member_statistics(P)
     # drain, then queue a seeded reset of one idle member: it restarts exactly as member k of
     # a population reset with that root
     for _ in range(P - 1):                                   # step() received one already
