@@ -105,6 +105,7 @@ def show_config(file=None) -> dict:
     import numpy
     import mujoco
 
+    from cypool import _numpy_blas
     from cypool._core import _openmp
     from cypool.mujoco import _pool as _mjpool
     from cypool._threads import usable_cores
@@ -120,6 +121,7 @@ def show_config(file=None) -> dict:
         "mujoco_compiled": _mjpool.HEADER_VERSION,
         "mujoco_runtime": _mjpool.runtime_version()[1],
         "mujoco_python": mujoco.__version__,
+        "numpy_dot": _numpy_blas.ROUTINE.describe(),
     }
     try:
         from cypool.atari import _pool as _alepool

@@ -1,6 +1,5 @@
 # Arithmetic that rounds exactly as numpy does, so rewards and observations are bit-identical to
 # gymnasium's. Compiled without -ffast-math and with -ffp-contract=off (setup.py).
-from libc.math cimport sqrt
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_uniform, random_standard_normal
 
@@ -77,14 +76,6 @@ cdef inline double clip(double x, double lo, double hi) noexcept nogil:
     if x > hi:
         x = hi
     return x
-
-
-cdef inline double norm2(double x, double y) noexcept nogil:
-    return sqrt(x * x + y * y)
-
-
-cdef inline double norm3(double x, double y, double z) noexcept nogil:
-    return sqrt(x * x + y * y + z * z)
 
 
 cdef inline void uniform_fill(bitgen_t* rng, double lo, double hi, double* out,

@@ -10,7 +10,7 @@ task's kernels an MjEnv of pointers into env i's rows.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, int64_t, uintptr_t
 cimport numpy as cnp
 
 import numpy as np
@@ -21,6 +21,7 @@ from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_loadXML, mj_deleteMod
                                        mjVERSION_HEADER)
 from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state)
+from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
 
 cnp.import_array()
 
@@ -30,6 +31,58 @@ GUARD.reset_data = cp_reset_data
 GUARD.set_state = cp_set_state
 
 HEADER_VERSION = mjVERSION_HEADER
+
+# numpy's float64 dot (its DOUBLE_dot): 0.0 plus cblas_ddot over chunks of CBLAS_INT_MAX/2 + 1
+# when numpy has a BLAS, else a left-to-right sum. The routine is set once, at import.
+ctypedef double (*ddot64_t)(int64_t n, const double* x, int64_t incx, const double* y,
+                            int64_t incy) noexcept nogil
+ctypedef double (*ddot32_t)(int n, const double* x, int incx, const double* y,
+                            int incy) noexcept nogil
+cdef ddot64_t DDOT64 = NULL
+cdef ddot32_t DDOT32 = NULL
+
+
+cdef double np_dot(const double* x, const double* y, Py_ssize_t n) noexcept nogil:
+    cdef double s = 0.0
+    cdef Py_ssize_t k, chunk
+    if DDOT64 != NULL:
+        return s + DDOT64(n, x, 1, y, 1)   # chunks of 2**62: never more than one here
+    if DDOT32 != NULL:
+        while n > 0:
+            chunk = n if n < 1073741824 else 1073741824
+            s += DDOT32(<int> chunk, x, 1, y, 1)
+            x += chunk
+            y += chunk
+            n -= chunk
+        return s
+    for k in range(n):
+        s += x[k] * y[k]
+    return s
+
+
+def _set_dot(routine):
+    global DDOT64, DDOT32
+    DDOT64 = NULL
+    DDOT32 = NULL
+    if routine.kind == "blas":
+        if routine.ilp64:
+            DDOT64 = <ddot64_t> <uintptr_t> routine.address
+        else:
+            DDOT32 = <ddot32_t> <uintptr_t> routine.address
+
+
+_set_dot(_DOT_ROUTINE)
+
+
+def dot(x, y):
+    """np_dot on two float64 vectors (for tests): what the kernels compute for x.dot(y)."""
+    cdef const double[::1] a = np.ascontiguousarray(x, dtype=np.float64)
+    cdef const double[::1] b = np.ascontiguousarray(y, dtype=np.float64)
+    if a.shape[0] != b.shape[0]:
+        raise ValueError("dot: x and y must have the same length")
+    if a.shape[0] == 0:
+        return 0.0
+    return np_dot(&a[0], &b[0], a.shape[0])
 
 
 def runtime_version():
@@ -127,6 +180,7 @@ cdef class MjPool(Engine):
 
     cdef inline void _env(self, Py_ssize_t i, MjEnv* e) noexcept nogil:
         e.guard = &GUARD
+        e.dot = np_dot
         e.m = self.m
         e.d = self.d[i]
         e.rng = self.rng[i]

@@ -6,6 +6,7 @@
 from libc.stdint cimport uint8_t
 from numpy.random cimport bitgen_t
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData, mjtNum
+from libc.math cimport sqrt
 from cypool.mujoco._numeric cimport uniform_fill, normal_fill
 
 # Guarded MuJoCo calls (_mj_guard.c, linked into the pool module only, so that one
@@ -16,8 +17,13 @@ ctypedef struct MjGuard:
     int (*set_state)(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel,
                      char* err) noexcept nogil
 
+# numpy's float64 dot of two contiguous n-vectors, as v.dot(w) computes it: through the BLAS
+# routine numpy itself calls (cypool._numpy_blas), so that the result is numpy's on every CPU.
+ctypedef double (*np_dot_fn)(const double* x, const double* y, Py_ssize_t n) noexcept nogil
+
 ctypedef struct MjEnv:
     const MjGuard* guard # guarded MuJoCo calls; use the sim_* helpers below
+    np_dot_fn dot        # numpy's float64 dot; use np_norm below
     const mjModel* m     # shared by every env of the pool, read-only
     mjData* d            # this env's simulation state
     bitgen_t* rng        # this env's numpy PCG64 stream (reset noise)
@@ -51,6 +57,12 @@ cdef inline int sim_reset_data(MjEnv* e) noexcept nogil:
 cdef inline int sim_set_state(MjEnv* e, const double* qpos, const double* qvel) noexcept nogil:
     """gymnasium's set_state: qpos, qvel <- given, then mj_forward."""
     return e.guard.set_state(e.m, e.d, qpos, qvel, e.err)
+
+
+cdef inline double np_norm(MjEnv* e, const double* v, Py_ssize_t n) noexcept nogil:
+    """np.linalg.norm(v) of a contiguous float64 vector: sqrt(v.dot(v)), the dot by numpy's
+    own routine."""
+    return sqrt(e.dot(v, v, n))
 
 
 cdef inline int reset_noisy(MjEnv* e, double s, bint normal_qvel) noexcept nogil:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 
 import numpy as np
 import gymnasium as gym
 import mujoco
 
+from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
 from cypool.mujoco._pool import MjPool
 
@@ -31,6 +33,22 @@ RENDER_KWARGS = {"render_mode": None, "width": 480, "height": 480, "camera_id": 
 # Kernels keep per-env scratch on the stack; larger custom models are refused.
 MAX_DIM = 64
 ASSETS = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets")
+
+
+_DOT_WARNED = False
+
+
+def warn_if_inexact_dot(env_id, keys):
+    """Warn once per process when a task's keys need numpy's BLAS dot and it was not found."""
+    global _DOT_WARNED
+    if not keys or DOT_ROUTINE.exact or _DOT_WARNED:
+        return
+    _DOT_WARNED = True
+    warnings.warn(
+        f"cypool: {env_id}'s {', '.join(keys)} use np.linalg.norm, and numpy's BLAS dot could "
+        f"not be resolved ({DOT_ROUTINE.detail}); cypool uses a left-to-right sum, which may "
+        "differ from numpy in the last bit on this CPU (see cypool.show_config())",
+        RuntimeWarning, stacklevel=4)
 
 
 def task_module(env_id):
@@ -94,6 +112,7 @@ class MujocoFamily:
             raise ValueError(f"xml_file: cypool supports models with at most {MAX_DIM} "
                              f"coordinates, dofs, actuators and bodies")
         self.env_id, self._mod, self._model, self._path = env_id, mod, model, path
+        warn_if_inexact_dot(env_id, getattr(mod, "DOT_KEYS", ()))
         prm, obs_dim = mod.configure(model, kw)
         self._obs_dim = obs_dim
         rows = [prm] * num_envs

@@ -1,7 +1,7 @@
 # Kernel pieces several tasks share, written once so that their arithmetic cannot drift apart.
 from cypool.mujoco._mj.mujoco cimport mjData
-from cypool.mujoco._task cimport MjEnv
-from cypool.mujoco._numeric cimport np_sum, clip, norm2, norm3
+from cypool.mujoco._task cimport MjEnv, np_norm
+from cypool.mujoco._numeric cimport np_sum, clip
 
 
 cdef inline Py_ssize_t obs_append(MjEnv* e, Py_ssize_t j, const double* src, Py_ssize_t lo,
@@ -29,7 +29,7 @@ cdef inline void xy_info(MjEnv* e, Py_ssize_t i_x, Py_ssize_t i_y,
     """x_position, y_position and distance_from_origin: qpos[0], qpos[1] and their norm."""
     e.info[i_x] = e.d.qpos[0]
     e.info[i_y] = e.d.qpos[1]
-    e.info[i_dist] = norm2(e.d.qpos[0], e.d.qpos[1])
+    e.info[i_dist] = np_norm(e, e.d.qpos, 2)
 
 
 cdef inline double cfrc_sum_sq(MjEnv* e, double lo, double hi) noexcept nogil:
@@ -44,7 +44,11 @@ cdef inline double cfrc_sum_sq(MjEnv* e, double lo, double hi) noexcept nogil:
     return np_sum(sq, n)
 
 
-cdef inline double body_dist(const mjData* d, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+cdef inline double body_dist(MjEnv* e, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     """np.linalg.norm(xpos[a] - xpos[b]) for bodies a and b."""
-    return norm3(d.xpos[3 * a] - d.xpos[3 * b], d.xpos[3 * a + 1] - d.xpos[3 * b + 1],
-                 d.xpos[3 * a + 2] - d.xpos[3 * b + 2])
+    cdef const double* xpos = e.d.xpos
+    cdef double v[3]
+    cdef Py_ssize_t k
+    for k in range(3):
+        v[k] = xpos[3 * a + k] - xpos[3 * b + k]
+    return np_norm(e, v, 3)

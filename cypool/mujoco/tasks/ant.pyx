@@ -31,6 +31,8 @@ DEFAULTS = dict(
 )
 # (key, width, dtype, reported on step, reported on reset); dtype "action": the action's,
 # "healthy_reward": that kwarg's type (gymnasium's reward_survive is an int for an int kwarg)
+# keys computed with np.linalg.norm, i.e. numpy's BLAS dot (cypool._numpy_blas)
+DOT_KEYS = ("distance_from_origin",)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("y_position", 1, np.float64, True, True),

@@ -27,6 +27,8 @@ DEFAULTS = dict(
     exclude_current_positions_from_observation=True,
 )
 # (key, width, dtype, reported on step, reported on reset); dtype "action": the action's
+# keys computed with np.linalg.norm, i.e. numpy's BLAS dot (cypool._numpy_blas)
+DOT_KEYS = ("distance_from_origin",)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("y_position", 1, np.float64, True, True),
