@@ -81,6 +81,44 @@ int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* 
   CP_GUARD_END
 }
 
+/* The constructors return a pointer, so they arm the guard themselves. MuJoCo frees nothing
+ * that a failed allocation left behind; that memory is lost, the process keeps running. */
+mjModel* cp_load_xml(const char* path, char* err, int errlen) {
+  jmp_buf env;
+  jmp_buf* saved = cp_armed;
+  char* saved_err = cp_errbuf;
+  mjModel* volatile m = NULL;
+  cp_errbuf = err;
+  if (setjmp(env)) {
+    cp_armed = saved;
+    cp_errbuf = saved_err;
+    return NULL;
+  }
+  cp_armed = &env;
+  m = mj_loadXML(path, NULL, err, errlen);
+  cp_armed = saved;
+  cp_errbuf = saved_err;
+  return m;
+}
+
+mjData* cp_make_data(const mjModel* m, char* err) {
+  jmp_buf env;
+  jmp_buf* saved = cp_armed;
+  char* saved_err = cp_errbuf;
+  mjData* volatile d = NULL;
+  cp_errbuf = err;
+  if (setjmp(env)) {
+    cp_armed = saved;
+    cp_errbuf = saved_err;
+    return NULL;
+  }
+  cp_armed = &env;
+  d = mj_makeData(m);
+  cp_armed = saved;
+  cp_errbuf = saved_err;
+  return d;
+}
+
 int cp_warning_count(const mjData* d) {
   int n = 0;
   for (int k = 0; k < mjNWARNING; k++) n += d->warning[k].number;

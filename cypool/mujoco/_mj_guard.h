@@ -20,6 +20,10 @@ int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* e
 int cp_reset_data(const mjModel* m, mjData* d, char* err);
 /* qpos, qvel <- given; mj_forward (gymnasium's set_state). */
 int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel, char* err);
+/* mj_loadXML: NULL with the message in err on a parse error or a fatal error (out of memory). */
+mjModel* cp_load_xml(const char* path, char* err, int errlen);
+/* mj_makeData: NULL with the message in err on a fatal error (out of memory). */
+mjData* cp_make_data(const mjModel* m, char* err);
 /* Sum of d->warning[k].number over all k. */
 int cp_warning_count(const mjData* d);
 #endif

@@ -16,11 +16,11 @@ cimport numpy as cnp
 import numpy as np
 
 from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR
-from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_loadXML, mj_deleteModel,
-                                       mj_makeData, mj_deleteData, mj_version, mj_versionString,
-                                       mjVERSION_HEADER)
+from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
+                                       mj_version, mj_versionString, mjVERSION_HEADER)
 from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler, cp_set_timers,
-                                  cp_warning_count, cp_step, cp_reset_data, cp_set_state)
+                                  cp_warning_count, cp_step, cp_reset_data, cp_set_state,
+                                  cp_load_xml, cp_make_data)
 from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
 
 cnp.import_array()
@@ -112,11 +112,14 @@ cdef class MjPool(Engine):
     cdef readonly object params, actions, warnings, act_f32
     cdef int* warn_before
     cdef long long* warn_p
+    cdef double* scratch      # nq + nv doubles per env (MjEnv.qpos_buf, qvel_buf)
+    cdef Py_ssize_t scratch_w
 
     def __cinit__(self, *args, **kwargs):
         self.m = NULL
         self.d = NULL
         self.warn_before = NULL
+        self.scratch = NULL
 
     def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
                  long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
@@ -125,23 +128,30 @@ cdef class MjPool(Engine):
         cdef Py_ssize_t i
         cdef bytes path = xml_path.encode()
         err[0] = 0
-        self.m = mj_loadXML(path, NULL, err, 1000)
+        self.m = cp_load_xml(path, err, 1000)
         if self.m == NULL:
-            raise ValueError(f"cypool: MuJoCo could not load {xml_path}: {err.decode()}")
+            msg = err.decode(errors="replace")
+            if "allocate" in msg.lower() or "memory" in msg.lower():
+                raise MemoryError(f"cypool: out of memory loading {xml_path}: {msg}")
+            raise ValueError(f"cypool: MuJoCo could not load {xml_path}: {msg}")
         self._init_engine(num_envs, num_threads, max_episode_steps, (obs_dim,), np.float64,
                           info_width)
         self.d = <mjData**> calloc(num_envs, sizeof(mjData*))
         self.warn_before = <int*> calloc(num_envs, sizeof(int))
-        if self.d == NULL or self.warn_before == NULL:
+        self.scratch_w = self.m.nq + self.m.nv
+        self.scratch = <double*> calloc(num_envs * self.scratch_w + 1, sizeof(double))
+        if self.d == NULL or self.warn_before == NULL or self.scratch == NULL:
             raise MemoryError("cypool: cannot allocate MuJoCo data")
         for i in range(num_envs):
-            self.d[i] = mj_makeData(self.m)
+            err[0] = 0
+            self.d[i] = cp_make_data(self.m, err)
             if self.d[i] == NULL:
-                raise MemoryError("cypool: mj_makeData failed")
+                raise MemoryError(f"cypool: out of memory creating MuJoCo data for env {i} of "
+                                  f"{num_envs} ({err.decode(errors='replace')})")
         self.task = (<MjTask*> PyCapsule_GetPointer(task_capsule, "cypool.MjTask"))[0]
         self.set_params(params)
         self.nu = self.m.nu
-        self.actions = np.zeros((num_envs, max(self.nu, 1)), np.float64)
+        self.actions = np.zeros((num_envs, self.nu), np.float64)
         self.act = <double*> cnp.PyArray_DATA(self.actions)
         self.act_f32 = np.zeros(num_envs, np.uint8)
         self.f32_p = <uint8_t*> cnp.PyArray_DATA(self.act_f32)
@@ -156,6 +166,7 @@ cdef class MjPool(Engine):
                     mj_deleteData(self.d[i])
             free(self.d)
         free(self.warn_before)
+        free(self.scratch)
         if self.m != NULL:
             mj_deleteModel(self.m)
 
@@ -192,6 +203,8 @@ cdef class MjPool(Engine):
         e.rew = self.rew + i
         e.term = self.term + i
         e.err = self.slots[i].errmsg
+        e.qpos_buf = self.scratch + i * self.scratch_w
+        e.qvel_buf = e.qpos_buf + self.m.nq
 
     cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
         cdef MjEnv e

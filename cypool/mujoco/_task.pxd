@@ -35,6 +35,8 @@ ctypedef struct MjEnv:
     double* rew          # this env's reward
     uint8_t* term        # this env's terminated flag
     char* err            # message buffer (CP_ERRMSG_LEN) for a failed status
+    double* qpos_buf     # this env's scratch: nq values (a reset's new qpos)
+    double* qvel_buf     # this env's scratch: nv values (a reset's new qvel)
 
 ctypedef int (*mj_task_fn)(MjEnv* e) noexcept nogil
 
@@ -70,8 +72,8 @@ cdef inline int reset_noisy(MjEnv* e, double s, bint normal_qvel) noexcept nogil
     qvel = init_qvel + (s * N(0, 1, nv) if normal_qvel else U(-s, s, nv)), drawn in that
     order from the env's stream; set_state."""
     cdef const mjModel* m = e.m
-    cdef double qpos[64]
-    cdef double qvel[64]
+    cdef double* qpos = e.qpos_buf
+    cdef double* qvel = e.qvel_buf
     cdef Py_ssize_t k
     if sim_reset_data(e):
         return 1
@@ -97,4 +99,6 @@ cdef extern from "_mj_guard.h" nogil:
     int cp_reset_data(const mjModel* m, mjData* d, char* err)
     int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel,
                      char* err)
+    mjModel* cp_load_xml(const char* path, char* err, int errlen)
+    mjData* cp_make_data(const mjModel* m, char* err)
     int cp_warning_count(const mjData* d)

@@ -11,6 +11,7 @@ import mujoco
 
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
+from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool
 
 # module name under cypool.mujoco.tasks for each id
@@ -30,8 +31,6 @@ TASKS = {
 # MujocoEnv kwargs that only concern rendering: accepted for compatibility, not used.
 RENDER_KWARGS = {"render_mode": None, "width": 480, "height": 480, "camera_id": None,
                  "camera_name": None, "max_geom": 1000, "visual_options": None}
-# Kernels keep per-env scratch on the stack; larger custom models are refused.
-MAX_DIM = 64
 ASSETS = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets")
 
 
@@ -96,6 +95,8 @@ def merge_kwargs(env_id, mod, kwargs):
         if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float):
             if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
                 raise TypeError(f"{k} must be a number, got {type(v).__name__}")
+    if "reset_noise_scale" in kw:
+        check_noise_scale(kw)
     return kw
 
 
@@ -107,10 +108,12 @@ class MujocoFamily:
         mod = task_module(env_id)
         kw = merge_kwargs(env_id, mod, kwargs)
         path = xml_path(kw["xml_file"])
-        model = mujoco.MjModel.from_xml_path(path)
-        if max(model.nq, model.nv, model.nu, model.nbody) > MAX_DIM:
-            raise ValueError(f"xml_file: cypool supports models with at most {MAX_DIM} "
-                             f"coordinates, dofs, actuators and bodies")
+        try:
+            model = mujoco.MjModel.from_xml_path(path)
+        except ValueError as exc:
+            if "allocate" in str(exc):
+                raise MemoryError(f"cypool: out of memory loading {path}: {exc}") from None
+            raise
         self.env_id, self._mod, self._model, self._path = env_id, mod, model, path
         warn_if_inexact_dot(env_id, getattr(mod, "DOT_KEYS", ()))
         prm, obs_dim = mod.configure(model, kw)
@@ -123,6 +126,8 @@ class MujocoFamily:
         self.nu = model.nu
         info_layout, col = [], 0
         for key, width, dtype, on_step, on_reset in mod.INFO:
+            if isinstance(width, str):          # a model count, e.g. "ntendon"
+                width = int(getattr(model, width))
             if isinstance(dtype, str) and dtype in kw:
                 # gymnasium's value is this kwarg times a bool, so it keeps the kwarg's type
                 # (int -> int64); a population's members may differ, so they get float64

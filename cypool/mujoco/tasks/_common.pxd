@@ -1,7 +1,7 @@
 # Kernel pieces several tasks share, written once so that their arithmetic cannot drift apart.
 from cypool.mujoco._mj.mujoco cimport mjData
 from cypool.mujoco._task cimport MjEnv, np_norm
-from cypool.mujoco._numeric cimport np_sum, clip
+from cypool.mujoco._numeric cimport sum_sq, clip
 
 
 cdef inline Py_ssize_t obs_append(MjEnv* e, Py_ssize_t j, const double* src, Py_ssize_t lo,
@@ -33,15 +33,9 @@ cdef inline void xy_info(MjEnv* e, Py_ssize_t i_x, Py_ssize_t i_y,
 
 
 cdef inline double cfrc_sum_sq(MjEnv* e, double lo, double hi) noexcept nogil:
-    """np.sum(np.square(np.clip(cfrc_ext, lo, hi))) over every body (nbody <= 64); lo, hi =
-    -INFINITY, INFINITY for the unclipped forces."""
-    cdef double sq[6 * 64]
-    cdef Py_ssize_t k, n = e.m.nbody * 6
-    cdef double f
-    for k in range(n):
-        f = clip(e.d.cfrc_ext[k], lo, hi)
-        sq[k] = f * f
-    return np_sum(sq, n)
+    """np.sum(np.square(np.clip(cfrc_ext, lo, hi))) over every body; lo, hi = -INFINITY,
+    INFINITY for the unclipped forces."""
+    return sum_sq(e.d.cfrc_ext, e.m.nbody * 6, lo, hi)
 
 
 cdef inline double body_dist(MjEnv* e, Py_ssize_t a, Py_ssize_t b) noexcept nogil:

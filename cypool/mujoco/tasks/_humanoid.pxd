@@ -29,21 +29,21 @@ cdef inline Py_ssize_t humanoid_obs_dim(Py_ssize_t nq, Py_ssize_t nv, Py_ssize_t
                                         bint cfrc) noexcept nogil:
     """The number of values humanoid_obs writes, for configure."""
     cdef Py_ssize_t nb = nbody - 1
-    return (nq + nv - 2 * exclude + nb * 10 * cinert + nb * 6 * cvel + (nv - 6) * qfrc
+    return (nq + nv - 2 * exclude + nb * 10 * cinert + nb * 6 * cvel + max(nv - 6, 0) * qfrc
             + nb * 6 * cfrc)
 
 
-cdef inline void tendon_info(MjEnv* e, Py_ssize_t i_len, Py_ssize_t i_vel) noexcept nogil:
-    """tendon_length and tendon_velocity, two columns each."""
-    e.info[i_len] = e.d.ten_length[0]
-    e.info[i_len + 1] = e.d.ten_length[1]
-    e.info[i_vel] = e.d.ten_velocity[0]
-    e.info[i_vel + 1] = e.d.ten_velocity[1]
+cdef inline void tendon_info(MjEnv* e, Py_ssize_t i_len) noexcept nogil:
+    """tendon_length, then tendon_velocity: ntendon columns each, from column i_len."""
+    cdef Py_ssize_t k, n = e.m.ntendon
+    for k in range(n):
+        e.info[i_len + k] = e.d.ten_length[k]
+        e.info[i_len + n + k] = e.d.ten_velocity[k]
 
 
 cdef inline double humanoid_ctrl_cost(MjEnv* e, double weight) noexcept nogil:
     """weight * np.sum(np.square(data.ctrl)): data.ctrl is float64 whatever the action dtype."""
-    return weight * sum_sq(e.d.ctrl, e.m.nu)
+    return weight * sum_sq(e.d.ctrl, e.m.nu, -INFINITY, INFINITY)
 
 
 cdef inline double humanoid_contact_cost(MjEnv* e, double weight, double lo,

@@ -9,7 +9,7 @@ from cypool.mujoco.tasks._common cimport obs_qpos_qvel, xy_info, cfrc_sum_sq
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR, DT
+from cypool.mujoco.tasks._config import param_row, require, kwarg_body_id, NUMBER, BOOL, PAIR, DT
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -65,8 +65,8 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    body = kw["main_body"]
-    body_id = model.body(body).id if isinstance(body, str) else int(body)
+    require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, y and the torso height")])
+    body_id = kwarg_body_id(model, kw, "main_body")
     p = param_row(model, kw, NPARAM, PARAMS)
     p[P_MAIN_BODY] = body_id
     obs_dim = model.nq + model.nv - 2 * int(p[P_EXCLUDE]) + (model.nbody - 1) * 6 * int(p[P_CFRC])

@@ -9,7 +9,7 @@ from cypool.mujoco.tasks._common cimport obs_qpos_qvel
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, DT
+from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, DT
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -48,6 +48,7 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    require(ID, model, kw, [("nq", 1, "qpos[0]: x")])
     p = param_row(model, kw, NPARAM, PARAMS)
     return p, model.nq + model.nv - int(p[P_EXCLUDE])
 

@@ -8,7 +8,7 @@ from cypool.mujoco.tasks._planar cimport (planar_reset, planar_step, NPARAM, P_F
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR, DT
+from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, PAIR, DT
 
 ID = "Hopper-v5"
 MAX_EPISODE_STEPS = 1000
@@ -51,6 +51,7 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, z and the torso angle")])
     p = param_row(model, kw, NPARAM, PARAMS)
     return p, model.nq + model.nv - int(p[P_EXCLUDE])
 

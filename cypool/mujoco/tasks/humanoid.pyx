@@ -9,7 +9,7 @@ from cypool.mujoco.tasks._humanoid cimport (humanoid_obs, humanoid_obs_dim, tend
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR, DT
+from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, PAIR, DT
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -17,10 +17,9 @@ cdef enum:
     P_TERMINATE, P_Z_LO, P_Z_HI, P_NOISE, P_EXCLUDE, P_CINERT, P_CVEL, P_QFRC, P_CFRC,
     P_MASS_SUM, NPARAM
 
-# Info columns (tendon_length and tendon_velocity take two each).
+# Info columns; tendon_length and tendon_velocity take ntendon columns each, at the end.
 cdef enum:
-    I_X = 0, I_Y = 1, I_TLEN = 2, I_TVEL = 4, I_DIST = 6, I_VX = 7, I_VY = 8, I_SURVIVE = 9,
-    I_FWD = 10, I_CTRL = 11, I_CONTACT = 12
+    I_X, I_Y, I_DIST, I_VX, I_VY, I_SURVIVE, I_FWD, I_CTRL, I_CONTACT, I_TLEN
 
 ID = "Humanoid-v5"
 MAX_EPISODE_STEPS = 1000
@@ -42,8 +41,6 @@ DOT_KEYS = ("distance_from_origin",)
 INFO = [
     ("x_position", 1, np.float64, True, True),
     ("y_position", 1, np.float64, True, True),
-    ("tendon_length", 2, np.float64, True, True),
-    ("tendon_velocity", 2, np.float64, True, True),
     ("distance_from_origin", 1, np.float64, True, True),
     ("x_velocity", 1, np.float64, True, False),
     ("y_velocity", 1, np.float64, True, False),
@@ -51,6 +48,8 @@ INFO = [
     ("reward_forward", 1, np.float64, True, False),
     ("reward_ctrl", 1, np.float64, True, False),
     ("reward_contact", 1, np.float64, True, False),
+    ("tendon_length", "ntendon", np.float64, True, True),     # width: the model's ntendon
+    ("tendon_velocity", "ntendon", np.float64, True, True),
 ]
 
 
@@ -76,8 +75,7 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    if model.ntendon != 2:
-        raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
+    require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, y and the torso height")])
     p = param_row(model, kw, NPARAM, PARAMS)
     # mass_center's denominator, evaluated by numpy exactly as gymnasium does
     p[P_MASS_SUM] = model.body_mass.sum()
@@ -107,7 +105,7 @@ cdef void _mass_center(MjEnv* e, double* xy) noexcept nogil:
 
 cdef void _common_info(MjEnv* e) noexcept nogil:
     xy_info(e, I_X, I_Y, I_DIST)
-    tendon_info(e, I_TLEN, I_TVEL)
+    tendon_info(e, I_TLEN)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:

@@ -8,7 +8,7 @@ from cypool.mujoco.tasks._humanoid cimport (humanoid_obs, humanoid_obs_dim, tend
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, PAIR
+from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, PAIR
 
 # Parameter layout (one row per env). uph_cost_weight is accepted but, as in gymnasium
 # 1.4.0, never applied, so it has no slot.
@@ -16,10 +16,9 @@ cdef enum:
     P_FRAME_SKIP, P_TIMESTEP, P_CTRL_W, P_IMPACT_W, P_IC_LO, P_IC_HI, P_NOISE, P_EXCLUDE,
     P_CINERT, P_CVEL, P_QFRC, P_CFRC, NPARAM
 
-# Info columns (tendon_length and tendon_velocity take two each).
+# Info columns; tendon_length and tendon_velocity take ntendon columns each, at the end.
 cdef enum:
-    I_X = 0, I_Y = 1, I_Z = 2, I_TLEN = 3, I_TVEL = 5, I_LINUP = 7, I_QUADCTRL = 8,
-    I_IMPACT = 9
+    I_X, I_Y, I_Z, I_LINUP, I_QUADCTRL, I_IMPACT, I_TLEN
 
 ID = "HumanoidStandup-v5"
 MAX_EPISODE_STEPS = 1000
@@ -38,11 +37,11 @@ INFO = [
     ("x_position", 1, np.float64, True, True),
     ("y_position", 1, np.float64, True, True),
     ("z_distance_from_origin", 1, np.float64, True, True),
-    ("tendon_length", 2, np.float64, True, True),
-    ("tendon_velocity", 2, np.float64, True, True),
     ("reward_linup", 1, np.float64, True, False),
     ("reward_quadctrl", 1, np.float64, True, False),
     ("reward_impact", 1, np.float64, True, False),
+    ("tendon_length", "ntendon", np.float64, True, True),     # width: the model's ntendon
+    ("tendon_velocity", "ntendon", np.float64, True, True),
 ]
 
 
@@ -63,8 +62,7 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
-    if model.ntendon != 2:
-        raise ValueError(f"xml_file: {ID} reports two tendons, the model has {model.ntendon}")
+    require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, y and the torso height")])
     p = param_row(model, kw, NPARAM, PARAMS)
     p[P_TIMESTEP] = model.opt.timestep  # the linup reward divides by the timestep, not dt
     return p, humanoid_obs_dim(model.nq, model.nv, model.nbody, p[P_EXCLUDE] != 0,
@@ -82,7 +80,7 @@ cdef void _common_info(MjEnv* e) noexcept nogil:
     e.info[I_X] = d.qpos[0]
     e.info[I_Y] = d.qpos[1]
     e.info[I_Z] = d.qpos[2] - e.m.qpos0[2]
-    tendon_info(e, I_TLEN, I_TVEL)
+    tendon_info(e, I_TLEN)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:

@@ -9,7 +9,7 @@ from cypool.mujoco._numeric cimport clip
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER
+from cypool.mujoco.tasks._config import param_row, require, NUMBER
 
 cdef extern from *:
     """
@@ -53,6 +53,8 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    require(ID, model, kw, [("nq", 1, "qpos[0]: the cart"), ("nv", 3, "qvel[1:3]: the link velocities"),
+                            ("nsite", 1, "site_xpos[0]: the pole tip")])
     return param_row(model, kw, NPARAM, PARAMS), 1 + 2 * (model.nq - 1) + model.nv + 1
 
 

@@ -38,6 +38,9 @@ PARAMS = [(P_FRAME_SKIP, "frame_skip", NUMBER), (P_NOISE, "reset_noise_scale", N
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    if model.nq + model.nv < 2:
+        raise ValueError(f"xml_file: {ID} needs a model with nq + nv >= 2 (its termination reads "
+                         f"observation[1]); {kw['xml_file']} has {model.nq + model.nv}")
     return param_row(model, kw, NPARAM, PARAMS), model.nq + model.nv
 
 

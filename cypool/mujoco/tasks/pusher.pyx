@@ -9,7 +9,7 @@ from cypool.mujoco.tasks._common cimport body_dist
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER
+from cypool.mujoco.tasks._config import param_row, require, body_id, NUMBER
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -49,10 +49,11 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    require(ID, model, kw, [("nq", 4, "qpos[-4:]: the cylinder and the goal")])
     p = param_row(model, kw, NPARAM, PARAMS)
-    p[P_TIPS] = model.body("tips_arm").id
-    p[P_OBJECT] = model.body("object").id
-    p[P_GOAL] = model.body("goal").id
+    p[P_TIPS] = body_id(ID, model, kw, "tips_arm")
+    p[P_OBJECT] = body_id(ID, model, kw, "object")
+    p[P_GOAL] = body_id(ID, model, kw, "goal")
     return p, min(model.nq, 7) + min(model.nv, 7) + 9
 
 
@@ -80,8 +81,8 @@ cdef void _obs(MjEnv* e) noexcept nogil:
 
 cdef int _reset(MjEnv* e) noexcept nogil:
     cdef const mjModel* m = e.m
-    cdef double qpos[64]
-    cdef double qvel[64]
+    cdef double* qpos = e.qpos_buf
+    cdef double* qvel = e.qvel_buf
     cdef double cyl[2]
     cdef Py_ssize_t k
     if sim_reset_data(e):
@@ -104,7 +105,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     uniform_fill(e.rng, -0.005, 0.005, qvel, m.nv)
     for k in range(m.nv):
         qvel[k] = 0.0 + qvel[k]
-    for k in range(m.nv - 4, m.nv):
+    for k in range(max(m.nv - 4, 0), m.nv):    # gymnasium's qvel[-4:] = 0
         qvel[k] = 0.0
     if sim_set_state(e, qpos, qvel):
         return 1

@@ -10,7 +10,7 @@ from cypool.mujoco.tasks._common cimport body_dist
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER
+from cypool.mujoco.tasks._config import param_row, require, body_id, NUMBER
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -47,9 +47,11 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    require(ID, model, kw, [("nq", 2, "qpos[0:2] (the arm angles) and qpos[-2:] (the goal)"),
+                            ("nv", 2, "qvel[0:2] and qvel[-2:]")])
     p = param_row(model, kw, NPARAM, PARAMS)
-    p[P_FINGERTIP] = model.body("fingertip").id
-    p[P_TARGET] = model.body("target").id
+    p[P_FINGERTIP] = body_id(ID, model, kw, "fingertip")
+    p[P_TARGET] = body_id(ID, model, kw, "target")
     return p, 2 + 2 + (model.nq - 2) + 2 + 2
 
 
@@ -76,8 +78,8 @@ cdef void _obs(MjEnv* e) noexcept nogil:
 
 cdef int _reset(MjEnv* e) noexcept nogil:
     cdef const mjModel* m = e.m
-    cdef double qpos[64]
-    cdef double qvel[64]
+    cdef double* qpos = e.qpos_buf
+    cdef double* qvel = e.qvel_buf
     cdef double goal[2]
     cdef Py_ssize_t k
     if sim_reset_data(e):

@@ -9,7 +9,7 @@ from cypool.mujoco.tasks._common cimport obs_qpos_qvel, xy_info
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, NUMBER, BOOL, DT
+from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, DT
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -53,6 +53,7 @@ PARAMS = [
 
 def configure(model, kw):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
+    require(ID, model, kw, [("nq", 2, "qpos[0:2]: x and y")])
     p = param_row(model, kw, NPARAM, PARAMS)
     return p, model.nq + model.nv - 2 * int(p[P_EXCLUDE])
 
