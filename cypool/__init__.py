@@ -69,31 +69,24 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if num_workers is not None or ray_address is not None:
         raise ValueError("num_workers and ray_address need backend='ray'")
-    from cypool.registration import default_max_episode_steps, family_of
+    from cypool.families import family_for
 
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
     if env_id.startswith("cypool/"):
         env_id = env_id[len("cypool/"):]
-    family = family_of(env_id)
+    family = family_for(env_id)
     _check_num_envs(num_envs)
     threads = _resolve_num_threads(num_threads, num_envs)
     if max_episode_steps is None:
-        max_episode_steps = default_max_episode_steps(env_id)
+        max_episode_steps = family.default_max_episode_steps(env_id)
     elif isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \
             or not 1 <= max_episode_steps < 2**63:
         raise ValueError(f"max_episode_steps must be an int >= 1 or None, got {max_episode_steps!r}")
     from cypool.vector import parse_autoreset_mode
 
     mode = parse_autoreset_mode(autoreset_mode)
-    if family == "mujoco":
-        from cypool.mujoco.family import MujocoFamily
-
-        fam = MujocoFamily(env_id, num_envs, threads, max_episode_steps, task_kwargs)
-    else:
-        from cypool.atari.family import AtariFamily
-
-        fam = AtariFamily(env_id, num_envs, threads, max_episode_steps, task_kwargs)
+    fam = family.make(env_id, num_envs, threads, max_episode_steps, task_kwargs)
     return VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy,
                      batch_size=batch_size)
 

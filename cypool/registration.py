@@ -1,44 +1,23 @@
-"""Env ids, families, and gymnasium registration ("cypool/<id>")."""
+"""Env ids and gymnasium registration ("cypool/<id>"); the families behind the ids live in
+cypool.families."""
 from __future__ import annotations
 
-import difflib
 import functools
 
 import gymnasium as gym
 
-from cypool.mujoco.family import TASKS as _MUJOCO_TASKS
+from cypool.families import family_for, list_envs
 
-MUJOCO_MAX_EPISODE_STEPS = {"Reacher-v5": 50, "Pusher-v5": 100}
+__all__ = ["family_of", "default_max_episode_steps", "list_envs", "register_all"]
 
 
 def family_of(env_id: str) -> str:
-    if env_id in _MUJOCO_TASKS:
-        return "mujoco"
-    try:
-        from cypool.atari.games import is_atari_id
-    except ImportError:
-        is_atari_id = None
-    if is_atari_id is not None and is_atari_id(env_id):
-        return "atari"
-    close = difflib.get_close_matches(env_id, list_envs(), n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise ValueError(f"unknown env id {env_id!r}{hint} (cypool.list_envs() lists them)")
+    """The name of the family serving env_id (ValueError with close matches if none does)."""
+    return family_for(env_id).name
 
 
 def default_max_episode_steps(env_id: str):
-    if env_id in _MUJOCO_TASKS:
-        return MUJOCO_MAX_EPISODE_STEPS.get(env_id, 1000)
-    return None
-
-
-def list_envs() -> list[str]:
-    ids = list(_MUJOCO_TASKS)
-    try:
-        from cypool.atari.games import atari_ids
-        ids += atari_ids()
-    except ImportError:
-        pass
-    return ids
+    return family_for(env_id).default_max_episode_steps(env_id)
 
 
 def register_all():
