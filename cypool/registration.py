@@ -20,13 +20,22 @@ def default_max_episode_steps(env_id: str):
     return family_for(env_id).default_max_episode_steps(env_id)
 
 
+def _no_single_env(env_id, **kwargs):
+    """gymnasium.make's entry point: cypool's envs are vector envs only."""
+    raise gym.error.Error(
+        f"cypool/{env_id} is a vector env: use gymnasium.make_vec('cypool/{env_id}', num_envs=N) "
+        f"or cypool.make_vec('{env_id}', N) (for one env, N=1); gymnasium.make cannot build it")
+
+
 def register_all():
-    """Register every id as ``cypool/<id>`` with a vector entry point."""
+    """Register every id as ``cypool/<id>`` with a vector entry point (``gymnasium.make``
+    raises a clear error naming ``make_vec``)."""
     from cypool import make_vec
 
     for env_id in list_envs():
         name = f"cypool/{env_id}"
         if name in gym.registry:
             continue
-        gym.register(name, vector_entry_point=functools.partial(make_vec, env_id),
+        gym.register(name, entry_point=functools.partial(_no_single_env, env_id),
+                     vector_entry_point=functools.partial(make_vec, env_id),
                      max_episode_steps=default_max_episode_steps(env_id))

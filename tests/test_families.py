@@ -84,3 +84,8 @@ def test_register_family_rejects_bad_entries():
 def test_unknown_id_suggests_close_matches():
     with pytest.raises(ValueError, match="did you mean Hopper-v5"):
         cypool.make_vec("Hoper-v5")
+
+
+def test_gymnasium_make_names_make_vec():
+    with pytest.raises(gym.error.Error, match=r"make_vec\('cypool/Hopper-v5'"):
+        gym.make("cypool/Hopper-v5")
