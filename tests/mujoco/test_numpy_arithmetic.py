@@ -166,3 +166,27 @@ def test_sin_cos_are_libms():
     x = np.concatenate([rng.standard_normal(20000) * s for s in (1.0, 10.0, 1e3, 1e6)])
     assert np.array_equal(np.sin(x), np.array([math.sin(v) for v in x]))
     assert np.array_equal(np.cos(x), np.array([math.cos(v) for v in x]))
+
+
+def test_resolve_other_builds(tmp_path):
+    """A module that imports no ddot is a numpy built without BLAS (its loop is cypool's sum);
+    a file that is not ELF falls back, and says so."""
+    from cypool._core import _engine
+    r = _numpy_blas.resolve(_engine.__file__)
+    assert r.kind == "numpy-loop" and r.exact
+    bad = tmp_path / "not-elf.so"
+    bad.write_bytes(b"MZ not an ELF file")
+    r = _numpy_blas.resolve(str(bad))
+    assert r.kind == "fallback" and not r.exact
+    assert "may differ from numpy" in r.describe()
+
+
+@pytest.mark.parametrize("name,ilp64", [("cblas_ddot", False), ("scipy_cblas_ddot64_", True),
+                                        ("cblas_ddot64_", True), ("cblas_ddot_64", True),
+                                        ("scipy_cblas_ddot", False)])
+def test_symbol_names_of_blas_builds(name, ilp64):
+    """System OpenBLAS and MKL (LP64 and ILP64 names) and the wheels' scipy-openblas."""
+    m = _numpy_blas._DDOT.match(name)
+    assert m is not None
+    assert (m.group("suffix") is not None) == ilp64
+    assert _numpy_blas._DDOT.match("cblas_ddot_sub") is None
