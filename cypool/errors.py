@@ -9,14 +9,22 @@ class CypoolError(Exception):
 class EngineError(CypoolError, RuntimeError):
     """A simulator failed inside the batch (a MuJoCo fatal error, an ALE exception).
 
-    The failed envs are named in ``env_ids`` with their ``messages``; they are reset on the
-    next step (autoreset modes) or need ``reset(options={"reset_mask": ...})`` (DISABLED).
-    The other envs of the batch stepped normally.
+    The failed envs are named in ``env_ids`` with their ``messages``; they are idle (not in
+    flight) and reset on their next step (autoreset modes), or need
+    ``reset(options={"reset_mask": ...})`` (DISABLED).
+
+    The other envs of the batch stepped normally, and their results are not lost: ``result``
+    is ``(obs, reward, terminated, truncated, info)`` for them, one row per env named by
+    ``info["env_id"]`` (None if every env of the batch failed), exactly what the call would
+    have returned for those envs; they are idle too. A population's member ``recv`` also sets
+    ``members``, the members of the batch.
     """
 
-    def __init__(self, failures):
+    def __init__(self, failures, result=None, members=None):
         self.env_ids = [i for i, _ in failures]
         self.messages = [m for _, m in failures]
+        self.result = result
+        self.members = members
         lines = "; ".join(f"env {i}: {m}" for i, m in failures)
         super().__init__(f"cypool: engine error in env(s) {self.env_ids}: {lines}")
 

@@ -719,6 +719,19 @@ class PopulationEnv:
     def __exit__(self, *exc):
         self.close()
 
+    def __copy__(self):
+        raise TypeError("cypool: a PopulationEnv cannot be copied (a copy would share the pool, "
+                        "and closing one would close both); make another with "
+                        "cypool.make_population")
+
+    def __deepcopy__(self, memo):
+        raise TypeError("cypool: a PopulationEnv cannot be deep-copied or pickled yet (state "
+                        "snapshots are not implemented); make another with "
+                        "cypool.make_population")
+
+    def __reduce_ex__(self, protocol):
+        self.__deepcopy__(None)
+
     def __repr__(self):
         state = "closed" if self._closed else \
             f"population_size={self.population_size}, envs_per_member={self.envs_per_member}"
@@ -747,6 +760,10 @@ def _member_kwargs_list(member_kwargs, P):
         if not isinstance(m, dict):
             raise TypeError(f"member_kwargs[{k}] must be a dict or None, got "
                             f"{type(m).__name__}")
+        bad = [key for key in m if not isinstance(key, str)]
+        if bad:
+            raise TypeError(f"member_kwargs[{k}] must map kwarg names (str) to values, got the "
+                            f"key(s) {bad!r}")
         out.append(dict(m))
     return out
 

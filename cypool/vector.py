@@ -108,7 +108,9 @@ class VectorEnv(gym.vector.VectorEnv):
         self.batch_size = int(batch_size)
         self.is_async = self.batch_size < n
         self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
-        self._scratch = np.zeros(n, np.bool_)    # _parse_ids' duplicate check
+        # the engine marks envs in flight and idle in the same native call that queues and
+        # takes them, so a KeyboardInterrupt never leaves the two disagreeing
+        self._flags = self._in_flight.view(np.uint8)
         self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
         self._unit = 1       # envs per queue item: 1, or a population member's (_use_members)
@@ -159,11 +161,26 @@ class VectorEnv(gym.vector.VectorEnv):
                 self._seeded[i] = True
 
     def _run(self):
+        """Run the ops; on failures raise EngineError carrying the results of the
+        envs that did not fail (a failed env restarts at its next step, or by the user's
+        reset_mask in DISABLED mode)."""
         self._engine.run()
         failures = self._engine.failures(None)
         if failures:
-            # a failed env restarts: next step (autoreset) or by the user's reset_mask (DISABLED)
-            raise EngineError(failures)
+            ran = np.flatnonzero(self._ops).astype(np.int64)
+            raise EngineError(failures, self._partial(ran, failures))
+
+    def _partial(self, ids, failures):
+        """(obs, reward, terminated, truncated, info) of the envs among `ids` that did not
+        fail, with info["env_id"] naming them (None when every env failed)."""
+        bad = {i for i, _ in failures}
+        ok = np.array([i for i in ids if i not in bad], np.int64)
+        if ok.size == 0:
+            return None
+        out = self._gather(ok)
+        out[4]["env_id"] = ok.astype(np.int32)
+        out[4]["_env_id"] = np.ones(ok.size, np.bool_)
+        return out
 
     def _info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
         info: dict[str, Any] = {}
@@ -195,7 +212,9 @@ class VectorEnv(gym.vector.VectorEnv):
         return info
 
     def _out(self, a):
-        return a.copy() if self.copy else a
+        """A fresh copy (copy=True), or a read-only view of the pool's buffer: a caller's write
+        must not reach the pool's state (an Atari frame stack, say)."""
+        return a.copy() if self.copy else _read_only(a)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed=None, options: dict | None = None):
@@ -284,6 +303,7 @@ class VectorEnv(gym.vector.VectorEnv):
         Raises instead of waiting when fewer envs are in flight than a batch needs, and
         TimeoutError after ``timeout`` seconds. Ctrl-C interrupts the wait promptly.
         """
+        _check_timeout(timeout)
         with self._recv_lock:
             return self._recv(timeout)
 
@@ -305,8 +325,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._wait(engine, self.batch_size, timeout)
         with self._lock:
             self._check_open()
-            ids = engine.take_ready(self.batch_size)
-            self._in_flight[ids] = False
+            ids = engine.take_ready(self.batch_size, self._flags)
             self._last_ids = ids
             return self._finish(ids)
 
@@ -367,12 +386,12 @@ class VectorEnv(gym.vector.VectorEnv):
                 self._check_disabled(ids)
                 self._family.load_actions(actions, ids)
                 self._set_ops(ids)
-            self._in_flight[ids] = True
-            self._engine.submit_groups(members)
+            self._engine.submit_groups(members, self._flags)
 
     def _recv_members(self, count, timeout):
         """(members, results) of the first `count` members to finish; with count 1 the
         arrays are views of the member's rows, valid until it is sent again."""
+        _check_timeout(timeout)
         with self._recv_lock:
             with self._lock:
                 self._check_open()
@@ -384,14 +403,13 @@ class VectorEnv(gym.vector.VectorEnv):
             self._wait(engine, count, timeout)
             with self._lock:
                 self._check_open()
-                members = -engine.take_ready(count) - 1
+                members = -engine.take_ready(count, self._flags) - 1
                 ids = self._member_rows(members)
-                self._in_flight[ids] = False
-                failures = engine.failures(ids)
-                if failures:
-                    raise EngineError(failures)
                 E = self._unit
                 sel = slice(members[0] * E, (members[0] + 1) * E) if count == 1 else ids
+                failures = engine.failures(ids)
+                if failures:
+                    raise EngineError(failures, self._partial(ids, failures), members=members)
                 return members, self._gather(ids, sel)
 
     # ------------------------------------------------------------------ internals
@@ -438,11 +456,9 @@ class VectorEnv(gym.vector.VectorEnv):
             raise TypeError(f"env_ids must be integers, got {ids.dtype}")
         if ids.min() < 0 or ids.max() >= n:
             raise ValueError(f"env_ids must be in [0, {n}), got {ids.tolist()}")
-        seen = self._scratch           # all False between calls
+        seen = np.zeros(n, np.bool_)   # local: an interrupt leaves no state behind
         seen[ids] = True
-        unique = int(np.count_nonzero(seen))
-        seen[ids] = False
-        if unique != ids.size:
+        if int(np.count_nonzero(seen)) != ids.size:
             raise ValueError(f"env_ids must not repeat, got {ids.tolist()}")
         return ids.astype(np.int64)
 
@@ -484,10 +500,10 @@ class VectorEnv(gym.vector.VectorEnv):
             self._ops[ids] = _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP
 
     def _dispatch(self, ids):
-        self._in_flight[ids] = True
         if self.is_async:
-            self._engine.submit(ids)
+            self._engine.submit(ids, self._flags)
         else:
+            self._in_flight[ids] = True
             if ids.size != self.num_envs:
                 mask = np.zeros(self.num_envs, np.bool_)
                 mask[ids] = True
@@ -502,14 +518,14 @@ class VectorEnv(gym.vector.VectorEnv):
             k = int(self._in_flight.sum()) // self._unit      # queue items in flight
             while e.wait_ready(k, 50) < k:
                 pass
-            e.take_ready(k)
+            e.take_ready(k, self._flags)
         self._in_flight[:] = False
         self._ready_sync = None
 
     def _finish(self, ids):
         failures = self._engine.failures(ids)
         if failures:
-            raise EngineError(failures)
+            raise EngineError(failures, self._partial(ids, failures))
         out = self._gather(ids)
         out[4]["env_id"] = ids.astype(np.int32)
         out[4]["_env_id"] = np.ones(ids.size, np.bool_)
@@ -528,6 +544,8 @@ class VectorEnv(gym.vector.VectorEnv):
             kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
         else:
             obs, rew, term, trunc = e.obs[sel], e.reward[sel], e.terminated[sel], e.truncated[sel]
+            if isinstance(sel, slice):          # views of the pool's rows
+                obs, rew, term, trunc = map(_read_only, (obs, rew, term, trunc))
             kinds, mat, fm = e.info_kind_arr[sel], e.info[sel], e.final_mask_arr[sel]
         info = self._info_dict(kinds, mat, ids)
         if mode == AutoresetMode.SAME_STEP and fm.any():
@@ -560,6 +578,17 @@ class VectorEnv(gym.vector.VectorEnv):
         if not getattr(self, "_closed", True):
             self.close()
 
+    def __copy__(self):
+        raise TypeError("cypool: a VectorEnv cannot be copied (a copy would share the pool, and "
+                        "closing one would close both); make another with cypool.make_vec")
+
+    def __deepcopy__(self, memo):
+        raise TypeError("cypool: a VectorEnv cannot be deep-copied or pickled yet (state "
+                        "snapshots are not implemented); make another with cypool.make_vec")
+
+    def __reduce_ex__(self, protocol):
+        self.__deepcopy__(None)
+
     def __repr__(self):
         state = "closed" if self._closed else f"num_envs={self.num_envs}"
         return f"cypool.VectorEnv({self.env_id}, {state}, num_threads={self.num_threads})"
@@ -574,7 +603,24 @@ class VectorEnv(gym.vector.VectorEnv):
         out = {"return": e.episode_return, "length": e.episode_length,
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
-        return {k: v.copy() for k, v in out.items()} if copy else out
+        return {k: v.copy() if copy else _read_only(v) for k, v in out.items()}
+
+
+def _check_timeout(timeout):
+    if timeout is None:
+        return
+    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, (int, float, np.integer,
+                                                                         np.floating)):
+        raise TypeError(f"timeout must be a number of seconds or None, got "
+                        f"{type(timeout).__name__}")
+    if not timeout >= 0:        # negative or NaN
+        raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+
+
+def _read_only(a):
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 @atexit.register

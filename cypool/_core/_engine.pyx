@@ -41,6 +41,21 @@ cdef inline char* _data(object a):
     return <char*> cnp.PyArray_DATA(<cnp.ndarray> a)
 
 
+cdef void _mark(const int64_t* items, Py_ssize_t n, Py_ssize_t group_size, uint8_t* flags,
+                uint8_t value) noexcept nogil:
+    """flags[env] = value for every env of these queue items (an env id, or -(g + 1) for the
+    group_size envs of group g)."""
+    cdef Py_ssize_t k, r
+    cdef int64_t it
+    for k in range(n):
+        it = items[k]
+        if it >= 0:
+            flags[it] = value
+        else:
+            for r in range((-it - 1) * group_size, (-it) * group_size):
+                flags[r] = value
+
+
 cdef class Engine:
     """Base of every family pool. Subclasses allocate their observation buffers through
     `_init_buffers` and implement `env_reset`/`env_step`."""
@@ -281,20 +296,33 @@ cdef class Engine:
             self.run_item(i)
             cp_async_push_done(self.aq, i)
 
-    def submit(self, const int64_t[::1] ids):
-        """Queue these envs (their ops_arr entries are set) for the workers."""
+    def submit(self, const int64_t[::1] ids, uint8_t[::1] in_flight=None):
+        """Queue these envs (their ops_arr entries are set) for the workers. With `in_flight`
+        (a uint8 view of the façade's per-env flags) they are marked in flight in the same
+        native call, so that no KeyboardInterrupt can fall between queueing and marking."""
         self._check_team()
+        if in_flight is not None and in_flight.shape[0] != self.num_envs:
+            raise ValueError("cypool: in_flight must have num_envs entries")
+        cdef uint8_t* flags = &in_flight[0] if in_flight is not None else NULL
         with nogil:
+            if flags != NULL:
+                _mark(&ids[0], ids.shape[0], self.group_size, flags, 1)
             cp_async_push_work(self.aq, &ids[0], ids.shape[0])
 
-    def submit_groups(self, groups):
-        """Queue whole groups (see set_groups); each comes back as the item -(group + 1)."""
+    def submit_groups(self, groups, uint8_t[::1] in_flight=None):
+        """Queue whole groups (see set_groups); each comes back as the item -(group + 1).
+        `in_flight`: as in submit, for every env of the groups."""
         self._check_team()
         if self.group_size < 1:
             raise RuntimeError("cypool: submit_groups() before set_groups()")
+        if in_flight is not None and in_flight.shape[0] != self.num_envs:
+            raise ValueError("cypool: in_flight must have num_envs entries")
         items = -np.asarray(groups, np.int64) - 1
         cdef const int64_t[::1] it = items
+        cdef uint8_t* flags = &in_flight[0] if in_flight is not None else NULL
         with nogil:
+            if flags != NULL:
+                _mark(&it[0], it.shape[0], self.group_size, flags, 1)
             cp_async_push_work(self.aq, &it[0], it.shape[0])
 
     def set_groups(self, Py_ssize_t group_size, Py_ssize_t ring_k):
@@ -324,12 +352,21 @@ cdef class Engine:
             n = cp_async_wait_done(self.aq, want, timeout_ms)
         return n
 
-    def take_ready(self, int64_t n):
-        """The n envs that finished first, in completion order."""
+    def take_ready(self, int64_t n, uint8_t[::1] in_flight=None):
+        """The n envs (or group items) that finished first, in completion order. With
+        `in_flight` their envs are marked idle there in the same native call: taken results
+        and the façade's flags cannot disagree, whatever interrupt follows."""
         self._check_team()
+        if in_flight is not None and in_flight.shape[0] != self.num_envs:
+            raise ValueError("cypool: in_flight must have num_envs entries")
         out = np.empty(n, np.int64)
         cdef int64_t[::1] o = out
-        cdef int64_t got = cp_async_take_done(self.aq, &o[0], n) if n > 0 else 0
+        cdef uint8_t* flags = &in_flight[0] if in_flight is not None else NULL
+        cdef int64_t got = 0
+        if n > 0:
+            got = cp_async_take_done(self.aq, &o[0], n)
+            if flags != NULL:
+                _mark(&o[0], got, self.group_size, flags, 0)
         return out[:got]
 
     def _check_team(self):

@@ -275,7 +275,6 @@ class RayVectorEnv(VectorEnv):
         self._has_reset = False
         self._done = np.zeros(n, np.bool_)
         self._in_flight = np.zeros(n, np.bool_)   # sent and not yet returned by recv()
-        self._scratch = np.zeros(n, np.bool_)     # _parse_ids' duplicate check
         self._last_ids = None
         self._sync_order = None                   # sync mode: ids of the sends awaiting recv()
 
