@@ -21,6 +21,7 @@ flight, or receiving more than is in flight, raises instead of hanging.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import time
 import weakref
@@ -72,6 +73,7 @@ class VectorEnv(gym.vector.VectorEnv):
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
                  copy: bool = True, batch_size: int | None = None):
         self._closed = True                      # until construction succeeds (see __del__)
+        self._parent_pid = None                  # set in a forked child: the pool's owner
         self._lock = threading.RLock()           # one caller at a time mutates the pool
         self._recv_lock = threading.Lock()       # one recv() waits at a time
         self._family = family
@@ -122,6 +124,11 @@ class VectorEnv(gym.vector.VectorEnv):
     # ------------------------------------------------------------------ helpers
     def _check_open(self):
         if self._closed:
+            if getattr(self, "_parent_pid", None) is not None:
+                raise ClosedEnvError(
+                    f"cypool: this {self.env_id} env belongs to process {self._parent_pid}, "
+                    "which forked this one; its worker threads do not exist here. Make new "
+                    "envs in the child (or start children with the 'spawn' method)")
             raise ClosedEnvError(f"cypool: this {self.env_id} env is closed")
 
     def _parse_seeds(self, seed):
@@ -621,6 +628,23 @@ def _read_only(a):
     v = a.view()
     v.flags.writeable = False
     return v
+
+
+def _orphan_pools_in_child():
+    """os.fork() child: every inherited pool becomes unusable (a clear error names the parent)
+    and is never torn down here, so the child neither touches the parent's worker team nor
+    hangs at exit; pools the child makes are its own."""
+    parent = os.getppid()
+    for env in list(_LIVE):
+        env._closed = True
+        env._parent_pid = parent
+        engine = getattr(env, "_engine", None)
+        if engine is not None:
+            engine._forget_team()
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_orphan_pools_in_child)
 
 
 @atexit.register

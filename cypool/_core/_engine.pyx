@@ -373,6 +373,15 @@ cdef class Engine:
         if self.aq == NULL:
             raise RuntimeError("cypool: the pool's worker team is stopped (env closed)")
 
+    def _forget_team(self):
+        """In a child of os.fork(): drop the parent's worker team without touching it. Its
+        threads do not exist in the child and its locks and condition variables may be in any
+        state (pthread_cond_destroy would wait forever for waiters that are gone), so the
+        queue is leaked, never stopped or destroyed here."""
+        self.aq = NULL
+        self._worker = None
+        self.num_workers = 0
+
     def stop_workers(self):
         """Stop the workers (each finishes the env it is stepping) and join their thread."""
         if self.aq == NULL:
