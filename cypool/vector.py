@@ -204,7 +204,8 @@ class VectorEnv(gym.vector.VectorEnv):
                 continue
             mask, full = entry
             if isinstance(dtype, str):          # "action": numpy computed it in the action's dtype
-                dtype = self._family.action_dtype
+                per_env = getattr(self._family, "action_dtype_of", None)
+                dtype = per_env(ids) if per_env is not None else self._family.action_dtype
             cols = mat[:, col] if width == 1 else mat[:, col:col + width]
             if full:                            # the common case: one copy, no masking
                 vals = cols.astype(dtype)

@@ -262,3 +262,50 @@ def test_recv_timeout_checked(timeout, exc):
 def test_member_kwargs_keys_must_be_names(mk):
     with pytest.raises(TypeError, match=r"member_kwargs\[\d\] must map kwarg names"):
         cypool.make_population("Hopper-v5", 2, 1, member_kwargs=mk)
+
+
+# ------------------------------------------------------------------ action dtypes
+def test_async_mixed_action_dtypes_keep_each_envs_dtype():
+    """envs 0-3 sent float32 actions, 4-7 float64: each batch's reward_ctrl has its own
+    envs' dtype, as numpy computes it (the dtype is kept per env, not per pool)."""
+    env = cypool.make_vec("Hopper-v5", 8, batch_size=4, num_threads=2)
+    try:
+        env.async_reset(seed=0)
+        for _ in range(2):
+            env.recv()
+        env.send(np.zeros((4, 3), np.float32), np.arange(4))
+        env.send(np.zeros((4, 3), np.float64), np.arange(4, 8))
+        seen = {}
+        for _ in range(2):
+            *_, info = env.recv()
+            ids = info["env_id"]
+            want = np.float32 if (ids < 4).all() else np.float64
+            assert info["reward_ctrl"].dtype == want, ids
+            seen[tuple(sorted(ids.tolist()))] = info["reward_ctrl"].dtype
+        assert len(seen) == 2
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("env_id,make_actions", [
+    ("Hopper-v5", lambda rng: rng.uniform(-1, 1, (3, 3))),
+    ("Hopper-v5", lambda rng: rng.uniform(-1, 1, (3, 3)).astype(np.float32)),
+    ("Pong-v5", lambda rng: rng.integers(0, 6, 3)),
+])
+def test_non_native_byte_order_actions(env_id, make_actions):
+    a, b = cypool.make_vec(env_id, 3, seed=0), cypool.make_vec(env_id, 3, seed=0)
+    try:
+        a.reset(seed=1)
+        b.reset(seed=1)
+        rng = np.random.default_rng(0)
+        for _ in range(5):
+            act = make_actions(rng)
+            swapped = act.astype(act.dtype.newbyteorder(">" if sys.byteorder == "little" else "<"))
+            ra, rb = a.step(act), b.step(swapped)
+            for x, y in zip(ra[:4], rb[:4]):
+                assert np.array_equal(x, y)
+            for key in ra[4]:
+                assert np.array_equal(ra[4][key], rb[4][key]) and ra[4][key].dtype == rb[4][key].dtype
+    finally:
+        a.close()
+        b.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import json
 import os
 from importlib.util import find_spec
@@ -91,4 +92,11 @@ def rom_path(rom: str) -> str:
             f"cypool: no ROM for the Atari game {rom!r} ({rom_id_to_name(rom)}{SUFFIX}): "
             f"{path} does not exist. ROMs ship with ale-py (pip install ale-py==0.12.1); "
             "ALE_ROMS_DIR, when set, must hold them")
+    expected = rom_md5s().get(rom)
+    actual = hashlib.md5(path.read_bytes()).hexdigest()
+    if expected is not None and actual != expected:
+        # ale-py refuses such a file too: under the game's name, it would play another game
+        raise RuntimeError(
+            f"cypool: {path} is not ALE's {rom} ROM ({rom_id_to_name(rom)}{SUFFIX}): its MD5 "
+            f"is {actual}, ale-py's has {expected}")
     return str(path)

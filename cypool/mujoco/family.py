@@ -177,6 +177,8 @@ class MujocoFamily:
         except (TypeError, ValueError) as exc:
             raise ValueError(f"actions must be an array of shape (num_envs, {self.nu}): {exc}") \
                 from None
+        if a.dtype.byteorder not in "=|":      # big- or little-endian by request: convert
+            a = a.astype(a.dtype.newbyteorder("="))
         n = self.engine.num_envs if env_ids is None else len(env_ids)
         if a.shape != (n, self.nu):
             raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
@@ -191,6 +193,13 @@ class MujocoFamily:
             raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
         self.engine.set_actions(a, env_ids, f32)
         self.action_dtype = np.float32 if f32 else np.float64
+
+    def action_dtype_of(self, ids):
+        """The dtype numpy computes "action"-typed info in for envs `ids` (None: every env):
+        float32 when each of them was last given float32 actions, else float64. The dtype is
+        kept per env in C, since async envs of one pool may be sent different dtypes."""
+        f = self.engine.act_f32 if ids is None else self.engine.act_f32[ids]
+        return np.float32 if f.size and f.all() else np.float64
 
     def extra_info(self, info, kinds, ids):
         """MuJoCo warnings raised during the step, per env (only where there were some)."""

@@ -62,3 +62,19 @@ def test_ale_version_and_per_core_limit():
     assert cypool.show_config(file=io.StringIO())["ale"] == "0.12.1"
     assert _pool.per_core_limit("Pong", 0.2) > 50
     assert _pool.per_core_limit("Breakout-v5", 0.1) > 50
+
+
+def test_rom_with_wrong_contents_is_refused(tmp_path, monkeypatch):
+    """Another game's ROM under Pong's name (ALE_ROMS_DIR) would play Breakout: refused, as
+    ale-py refuses it (MD5), before any env is built."""
+    import shutil
+    from cypool.atari import games
+    src = games.roms_dir()
+    shutil.copy(src / "breakout.bin", tmp_path / "pong.bin")
+    shutil.copy(src / "breakout.bin", tmp_path / "breakout.bin")
+    monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"pong\.bin is not ALE's pong ROM \(Pong-v5\): its MD5"):
+        cypool.make_vec("Pong-v5", 2)
+    env = cypool.make_vec("Breakout-v5", 1)   # the genuine file in the same directory is fine
+    env.reset(seed=0)
+    env.close()
