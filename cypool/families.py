@@ -171,4 +171,10 @@ def _atari_make(*args, **kwargs):
 
 register_family("mujoco", env_ids=_mujoco_ids, make=_mujoco_make,
                 default_max_episode_steps=_mujoco_limit)
-register_family("atari", env_ids=_atari_ids, make=_atari_make)
+def _atari_limit(env_id):
+    from cypool.atari.family import MAX_EPISODE_STEPS      # EnvPool's 27000
+    return MAX_EPISODE_STEPS
+
+
+register_family("atari", env_ids=_atari_ids, make=_atari_make,
+                default_max_episode_steps=_atari_limit)

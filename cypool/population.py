@@ -823,23 +823,20 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     """
     from cypool import _check_num_envs
     from cypool._threads import resolve_num_threads
-    from cypool.registration import default_max_episode_steps, family_of
+    from cypool.families import family_for
 
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
     if env_id.startswith("cypool/"):
         env_id = env_id[len("cypool/"):]
-    family = family_of(env_id)
+    family = family_for(env_id)
     P = _check_count(population_size, "population_size")
     E = _check_count(envs_per_member, "envs_per_member")
     _check_num_envs(P * E)
     mk = _member_kwargs_list(member_kwargs, P)
     threads = resolve_num_threads(num_threads, P * E)
     if max_episode_steps is None:
-        max_episode_steps = default_max_episode_steps(env_id)
-        if max_episode_steps is None:           # Atari: EnvPool's limit
-            from cypool.atari.family import MAX_EPISODE_STEPS
-            max_episode_steps = MAX_EPISODE_STEPS
+        max_episode_steps = family.default_max_episode_steps(env_id)
     max_episode_steps = _check_limit(max_episode_steps)
     for k, m in enumerate(mk):
         if "max_episode_steps" in m:
@@ -855,11 +852,7 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     mode = parse_autoreset_mode(autoreset_mode)
     task_kw = [{n: v for n, v in m.items() if n != "max_episode_steps"} for m in mk]
     per_env = [task_kw[k] for k in range(P) for _ in range(E)]
-    if family == "mujoco":
-        from cypool.mujoco.family import MujocoFamily as Family
-    else:
-        from cypool.atari.family import AtariFamily as Family
-    fam = Family(env_id, P * E, threads, max_episode_steps, kwargs, member_kwargs=per_env)
+    fam = family.make(env_id, P * E, threads, max_episode_steps, kwargs, member_kwargs=per_env)
     return PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
                          member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
                          autoreset_mode=mode, copy=copy, member_batch=member_batch,

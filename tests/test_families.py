@@ -55,11 +55,27 @@ def test_registered_family_is_served(short_hopper):
         ref.close()
 
 
-def test_registered_family_in_gymnasium(short_hopper):
+def test_registered_family_in_gymnasium_and_populations(short_hopper):
     cypool.registration.register_all()
     env = gym.make_vec("cypool/ShortHopper-v0", num_envs=2)
     env.reset(seed=0)
     env.close()
+    pop = cypool.make_population("ShortHopper-v0", 2, 2,
+                                 member_kwargs=[{}, {"ctrl_cost_weight": 0.1}])
+    ref = cypool.make_population("Hopper-v5", 2, 2, max_episode_steps=20,
+                                 member_kwargs=[{"ctrl_cost_weight": 0.5},
+                                                {"ctrl_cost_weight": 0.1}])
+    try:
+        o, _ = pop.reset(seed=0)
+        o_ref, _ = ref.reset(seed=0)
+        assert np.array_equal(o, o_ref)
+        for _ in range(22):
+            out, out_ref = pop.step(np.full((2, 2, 3), 0.2)), ref.step(np.full((2, 2, 3), 0.2))
+            for x, y in zip(out[:4], out_ref[:4]):
+                assert np.array_equal(x, y)
+    finally:
+        pop.close()
+        ref.close()
 
 
 def test_family_objects_follow_the_protocol():
