@@ -172,8 +172,8 @@ def _atari_make(*args, **kwargs):
 register_family("mujoco", env_ids=_mujoco_ids, make=_mujoco_make,
                 default_max_episode_steps=_mujoco_limit)
 def _atari_limit(env_id):
-    from cypool.atari.family import MAX_EPISODE_STEPS      # EnvPool's 27000
-    return MAX_EPISODE_STEPS
+    from cypool.atari.games import ENVPOOL_MAX_EPISODE_STEPS   # light: no emulator import
+    return ENVPOOL_MAX_EPISODE_STEPS
 
 
 register_family("atari", env_ids=_atari_ids, make=_atari_make,

@@ -340,6 +340,9 @@ class PopulationEnv:
         if seed is None and not self._has_reset:
             seed = self._default_seed
         seqs = self._seed_sequences(seed).reshape(-1)
+        # members in flight finish (and their results are dropped) before any env gets a new
+        # random stream: a worker still stepping an env must not see its generator replaced
+        self.vec._drain_now()
         for i in np.flatnonzero(mask):
             if seqs[i] is not None:
                 self._seeder.install(int(i), seqs[i])

@@ -519,6 +519,12 @@ class VectorEnv(gym.vector.VectorEnv):
             self._engine.run()       # failures are reported by recv() with the results
             self._ready_sync = ids
 
+    def _drain_now(self):
+        """_drain with the locks held (for a population's reset, before it installs seeds)."""
+        with self._recv_lock, self._lock:
+            self._check_open()
+            self._drain()
+
     def _drain(self):
         """Wait for every env in flight and drop the results (reset() in async mode)."""
         e = self._engine

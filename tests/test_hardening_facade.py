@@ -309,3 +309,19 @@ def test_non_native_byte_order_actions(env_id, make_actions):
     finally:
         a.close()
         b.close()
+
+
+def test_population_reset_with_members_in_flight():
+    """A full reset while members step: they finish before any env gets its new random
+    stream (it was replaced under a running worker), and the reset equals a fresh one."""
+    pop = cypool.make_population("Hopper-v5", 4, 2, member_batch=2, num_threads=2)
+    fresh = cypool.make_population("Hopper-v5", 4, 2, num_threads=1)
+    try:
+        want, _ = fresh.reset(seed=5)
+        for _ in range(100):
+            pop.async_reset(seed=0)
+            got, _ = pop.reset(seed=5)
+            assert np.array_equal(got, want)
+    finally:
+        pop.close()
+        fresh.close()

@@ -60,7 +60,7 @@ DEFAULTS = dict(
     use_inter_area_resize=True, mode=None, difficulty=None, ram_info=False,
 )
 # EnvPool's default time limit, in agent steps (108,000 frames at frame_skip 4).
-MAX_EPISODE_STEPS = 27000
+MAX_EPISODE_STEPS = games.ENVPOOL_MAX_EPISODE_STEPS
 BOOL_OPTIONS = ("episodic_life", "zero_discount_on_life_loss", "reward_clip", "use_fire_reset",
                 "gray_scale", "full_action_space", "use_inter_area_resize", "ram_info")
 INT_OPTIONS = {"stack_num": 1, "frame_skip": 1, "noop_max": 0, "img_height": 1, "img_width": 1}

@@ -17,6 +17,8 @@ from pathlib import Path
 # Games whose ROMs have no single-player mode; ale-py registers no v5 id for them either.
 MULTIPLAYER_ONLY = frozenset({"combat", "joust", "maze_craze", "warlords"})
 SUFFIX = "-v5"
+# EnvPool's time limit for Atari (agent steps): the default max_episode_steps
+ENVPOOL_MAX_EPISODE_STEPS = 27000
 
 
 def rom_id_to_name(rom: str) -> str:

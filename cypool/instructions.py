@@ -1,0 +1,475 @@
+"""Instructions per step, counted under valgrind: a speed-regression check that does not flake.
+
+Wall-clock checks on shared CI machines need floors far below what is measured, so a small
+slowdown passes them. The number of instructions a step executes does not depend on the load,
+the clock or the core, so it can be held to a few percent. This module counts it with
+valgrind's callgrind tool for any step function, splits it by the object file the instructions
+ran in (the Python interpreter, numpy, cypool's extensions, the engine libraries, libc and the
+like), and compares counts with a committed baseline file.
+
+How a count is taken (`count_instructions`): a child process runs under
+``valgrind --tool=callgrind --dump-before=_PyEval_GetSwitchInterval``. It builds the step
+function (``factory(*args, **kwargs)``), calls it ``warmup`` times, then calls
+``sys.getswitchinterval()`` (whose C implementation is the marker: callgrind writes its
+counters out and zeroes them each time it is entered) around an empty loop and around a loop of
+``steps`` calls. The counted loop's segment minus the empty loop's segment is the cost of
+exactly ``steps`` calls: start-up, imports, construction, warm-up, the marker and teardown are
+all left out. One thread (``OMP_NUM_THREADS=1``), ``PYTHONHASHSEED=0``; the factory fixes the
+seeds and actions, so two runs give the same count to well under 0.5%.
+
+Use it in your own CI::
+
+    # myproject/ci_bench.py: a module-level factory the child process can import
+    def make_step():
+        import numpy as np, cypool
+        env = cypool.make_vec("Hopper-v5", 16, num_threads=1, seed=0)
+        obs, _ = env.reset(seed=0)
+        policy = load_policy()                      # yours
+        def step():
+            nonlocal obs
+            obs = env.step(policy(obs))[0]
+        return step
+
+    # once, on purpose, and commit the file:
+    python -m cypool.instructions myproject.ci_bench:make_step --name ppo-step \\
+        --per-call 16 --steps 50 --write-baseline ci/instructions.json
+    # in CI: exit 1 when the count grows by more than the baseline's tolerance (3%)
+    python -m cypool.instructions myproject.ci_bench:make_step --name ppo-step \\
+        --per-call 16 --steps 50 --check ci/instructions.json
+
+or from Python (a pytest test, say)::
+
+    from cypool.instructions import count_instructions, check_baseline
+    res = count_instructions("myproject.ci_bench:make_step", steps=50, per_call=16)
+    assert not check_baseline({"ppo-step": res}, "ci/instructions.json")
+
+Counts depend on the build (compiler, flags, library versions) and on the CPU features
+valgrind reports, so refresh the baseline when those change, on the machine that runs CI.
+valgrind runs code about 50 times slower than native: count tens of steps, not thousands.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+
+#: default allowed growth of a count over its baseline (a fraction: 0.03 is 3%)
+TOLERANCE = 0.03
+#: the C function callgrind dumps its counters before: ``sys.getswitchinterval()`` calls it
+#: and nothing on a step path does; exported by CPython's shared library and executable
+MARKER = "_PyEval_GetSwitchInterval"
+#: object-file groups, in report order; "python" is the Python side, the rest native
+GROUPS = ("python", "numpy", "cypool", "engine", "system", "other")
+
+__all__ = ["TOLERANCE", "GROUPS", "InstructionCount", "ValgrindUnavailable", "CountError",
+           "valgrind_available", "count_instructions", "check_baseline", "write_baseline",
+           "format_table"]
+
+
+class ValgrindUnavailable(RuntimeError):
+    """valgrind (with its callgrind tool) is not installed or does not run here."""
+
+
+class CountError(RuntimeError):
+    """The child process failed, or its dumps were not the ones the marker should give."""
+
+
+@dataclasses.dataclass
+class InstructionCount:
+    """Instructions of ``calls`` calls of a step function (start-up excluded).
+
+    Attributes
+    ----------
+    calls : int
+        Step calls counted.
+    per_call : int
+        Env steps per call (``num_envs`` for a vector env's ``step``).
+    total : int
+        Instructions of all counted calls.
+    by_object : dict[str, int]
+        ``total`` split by the object file the instructions ran in (full paths).
+    """
+
+    calls: int
+    per_call: int
+    total: int
+    by_object: dict
+
+    @property
+    def per_step(self) -> float:
+        """Instructions per env step: total / (calls * per_call)."""
+        return self.total / (self.calls * self.per_call)
+
+    @property
+    def groups(self) -> dict:
+        """Instructions per env step by group (see `GROUPS`, `group_of`)."""
+        out = dict.fromkeys(GROUPS, 0.0)
+        for obj, n in self.by_object.items():
+            out[group_of(obj)] += n / (self.calls * self.per_call)
+        return out
+
+    @property
+    def python_side(self) -> float:
+        """Instructions per env step in the interpreter (libpython, the python executable and
+        the standard library's extension modules)."""
+        return self.groups["python"]
+
+    @property
+    def native_side(self) -> float:
+        """Instructions per env step everywhere else (numpy, cypool, engines, libc...)."""
+        return self.per_step - self.python_side
+
+    def to_json(self) -> dict:
+        return {"instructions_per_step": round(self.per_step, 1),
+                "python": round(self.python_side, 1), "native": round(self.native_side, 1),
+                "groups": {k: round(v, 1) for k, v in self.groups.items()},
+                "calls": self.calls, "per_call": self.per_call}
+
+
+def group_of(obj: str) -> str:
+    """The group of an object file path: python, numpy, cypool, engine, system or other."""
+    base = os.path.basename(obj)
+    if base.startswith(("libpython", "python")) or "/lib-dynload/" in obj:
+        return "python"
+    if "/cypool/" in obj:
+        return "cypool"
+    if "/numpy/" in obj or "/numpy.libs/" in obj:
+        return "numpy"
+    if base.startswith(("libmujoco", "libale", "_ale_py", "ale_py")) or "/ale_py/" in obj:
+        return "engine"
+    if base.startswith(("libc.", "libm.", "libmvec", "ld-linux", "libgomp", "libstdc++",
+                        "libgcc_s", "libpthread", "libdl", "libffi", "libz.", "vgpreload")):
+        return "system"
+    return "other"
+
+
+def valgrind_available(valgrind: str | None = None) -> str | None:
+    """Why counting cannot run here (a reason to show, e.g. in a pytest skip), or None."""
+    exe = valgrind or shutil.which("valgrind")
+    if exe is None:
+        return "valgrind is not installed (apt-get install valgrind)"
+    try:
+        out = subprocess.run([exe, "--tool=callgrind", "--version"], capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"valgrind does not run: {e}"
+    if out.returncode != 0:
+        return f"valgrind's callgrind does not run: {out.stderr.strip()[-200:]}"
+    return None
+
+
+def _factory_ref(factory) -> str:
+    if isinstance(factory, str):
+        if ":" not in factory:
+            raise ValueError(f"factory {factory!r} must be 'module:function'")
+        return factory
+    mod, name = getattr(factory, "__module__", None), getattr(factory, "__qualname__", "")
+    if not mod or mod == "__main__" or "<" in name:
+        raise ValueError("the factory must be importable by a child process: define it at "
+                         "module level in an importable module, or pass 'module:function'")
+    return f"{mod}:{name}"
+
+
+def count_instructions(factory, steps: int = 50, *, args=(), kwargs=None, warmup: int = 5,
+                       per_call: int = 1, env: dict | None = None, valgrind: str | None = None,
+                       timeout: float = 900, keep_dir: str | None = None) -> InstructionCount:
+    """Count the instructions of ``steps`` calls of a step function under callgrind.
+
+    Parameters
+    ----------
+    factory : callable or str
+        A module-level function (or ``"module:function"``) that the child process imports
+        and calls as ``factory(*args, **kwargs)``; it builds everything (env, policy, fixed
+        actions) and returns the zero-argument step function to count. Fix every seed in it.
+    steps : int
+        Step calls counted (after ``warmup`` uncounted ones). valgrind is ~50x slower than
+        native: tens of calls are enough.
+    args, kwargs
+        Passed to the factory (pickled).
+    warmup : int
+        Uncounted calls first (first-call allocations, caches).
+    per_call : int
+        Env steps per call, so that ``per_step`` is per env step (``num_envs`` for a vector
+        env).
+    env : dict or None
+        Extra environment variables for the child (``OMP_NUM_THREADS=1`` and
+        ``PYTHONHASHSEED=0`` are set unless given here).
+    valgrind : str or None
+        The valgrind executable; default: ``valgrind`` on PATH.
+    timeout : float
+        Seconds before the child is killed.
+    keep_dir : str or None
+        Keep callgrind's dumps there (for ``callgrind_annotate``) instead of a temporary
+        folder.
+
+    Returns
+    -------
+    InstructionCount
+
+    Raises
+    ------
+    ValgrindUnavailable
+        valgrind is missing or does not run.
+    CountError
+        The child failed, or the marker did not give the expected dumps.
+    """
+    if steps < 1 or warmup < 0 or per_call < 1:
+        raise ValueError("steps and per_call must be >= 1 and warmup >= 0")
+    reason = valgrind_available(valgrind)
+    if reason:
+        raise ValgrindUnavailable(reason)
+    spec = {"factory": _factory_ref(factory), "args": tuple(args), "kwargs": dict(kwargs or {}),
+            "steps": int(steps), "warmup": int(warmup), "sys_path": list(sys.path)}
+    work = keep_dir or tempfile.mkdtemp(prefix="cypool-instr-")
+    os.makedirs(work, exist_ok=True)
+    try:
+        spec_path = os.path.join(work, "spec.pkl")
+        with open(spec_path, "wb") as f:
+            pickle.dump(spec, f)
+        out_base = os.path.join(work, "callgrind.out")
+        for name in os.listdir(work):
+            if name.startswith("callgrind.out"):
+                os.remove(os.path.join(work, name))
+        child_env = dict(os.environ)
+        child_env.update({"OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "LD_BIND_NOW": "1"})
+        child_env.update(env or {})
+        cmd = [valgrind or shutil.which("valgrind"), "--tool=callgrind",
+               f"--dump-before={MARKER}", "--dump-instr=no", "--dump-line=no",
+               f"--callgrind-out-file={out_base}", sys.executable,
+               os.path.abspath(__file__), "--_child", spec_path]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=child_env,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise CountError(f"counting {spec['factory']} took over {timeout:.0f} s") from None
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+            raise CountError(f"counting {spec['factory']} failed (exit {proc.returncode}):\n"
+                             f"{tail}")
+        # dumps: .1 start-up..first marker, .2 empty loop, .3 counted loop, base: the rest
+        parts = sorted(n for n in os.listdir(work) if n.startswith("callgrind.out."))
+        if parts != ["callgrind.out.1", "callgrind.out.2", "callgrind.out.3"]:
+            raise CountError(f"expected 3 callgrind dumps before {MARKER}, got {parts}: "
+                             "this Python does not expose the marker symbol, or the step "
+                             "calls sys.getswitchinterval() itself")
+        empty = _self_cost_by_object(out_base + ".2")
+        loop = _self_cost_by_object(out_base + ".3")
+    finally:
+        if keep_dir is None:
+            shutil.rmtree(work, ignore_errors=True)
+    by_object = {o: loop.get(o, 0) - empty.get(o, 0) for o in set(loop) | set(empty)}
+    by_object = {o: n for o, n in by_object.items() if n}
+    return InstructionCount(calls=int(steps), per_call=int(per_call),
+                            total=sum(by_object.values()), by_object=by_object)
+
+
+def _self_cost_by_object(path: str) -> dict:
+    """Instructions (Ir) per object file in one callgrind dump: the self cost of every
+    function, summed by its ``ob=``. Handles compressed names (``ob=(3) /lib...``, ``ob=(3)``)
+    and skips the inclusive cost line that follows each ``calls=`` line."""
+    names, out = {}, {}
+    positions, ir_index, total_line = 1, 0, None
+    ob, skip_next = "???", False
+    with open(path) as f:
+        for line in f:
+            c = line[:1]
+            if c.isdigit() or c in "+-*":
+                if skip_next:
+                    skip_next = False
+                    continue
+                parts = line.split()
+                k = positions + ir_index
+                if k < len(parts):
+                    out[ob] = out.get(ob, 0) + int(parts[k])
+                continue
+            if line.startswith("ob="):
+                ob = _name(names, line[3:].strip())
+            elif line.startswith("calls="):
+                skip_next = True
+            elif line.startswith("positions:"):
+                positions = len(line.split(":", 1)[1].split())
+            elif line.startswith("events:"):
+                ir_index = line.split(":", 1)[1].split().index("Ir")
+            elif line.startswith("totals:"):
+                total_line = int(line.split()[1 + ir_index])
+            elif line.startswith(("cob=", "cfi=", "cfl=", "cfn=")):
+                # define compressed ids used later by ob= (callgrind shares one table)
+                _name(names, line.split("=", 1)[1].strip(), table=line[:3])
+    if total_line is not None and sum(out.values()) != total_line:
+        raise CountError(f"{path}: self costs sum to {sum(out.values())}, totals say "
+                         f"{total_line}")
+    return out
+
+
+def _name(names: dict, s: str, table: str = "ob") -> str:
+    """Resolve a possibly compressed name: '(3) /path' defines id 3, '(3)' refers to it."""
+    table = "ob" if table in ("ob", "cob") else table
+    if s.startswith("(") and ")" in s:
+        key, rest = s[1:s.index(")")], s[s.index(")") + 1:].strip()
+        if rest:
+            names[(table, key)] = rest
+            return rest
+        return names.get((table, key), s)
+    return s
+
+
+def _child(spec_path: str) -> None:
+    """Run inside valgrind: build the step, warm up, then the marked loops."""
+    with open(spec_path, "rb") as f:
+        spec = pickle.load(f)
+    sys.path[:] = spec["sys_path"]
+    import gc
+    import importlib
+
+    mod, _, qual = spec["factory"].partition(":")
+    obj = importlib.import_module(mod)
+    for part in qual.split("."):
+        obj = getattr(obj, part)
+    step = obj(*spec["args"], **spec["kwargs"])
+    if not callable(step):
+        raise TypeError(f"{spec['factory']} returned {type(step).__name__}, not a step function")
+    for _ in range(spec["warmup"]):
+        step()
+    gc.collect()
+    mark = sys.getswitchinterval
+
+    def run(k):
+        for _ in range(k):
+            step()
+
+    mark()
+    run(0)
+    mark()
+    run(spec["steps"])
+    mark()
+    sys.stdout.flush()
+    os._exit(0)   # no teardown: nothing after the last marker is counted anyway
+
+
+# ------------------------------------------------------------------------- baselines
+def check_baseline(results: dict, path: str, tolerance: float | None = None) -> list:
+    """Compare counts with a baseline file; return one message per failure (empty: pass).
+
+    A count fails when it exceeds its baseline by more than ``tolerance`` (default: the
+    file's ``"tolerance"``, else `TOLERANCE`), or when the baseline has no entry for it.
+    Counts that fall are reported on stdout as improvements (refresh the baseline to keep
+    them) and do not fail.
+
+    Parameters
+    ----------
+    results : dict[str, InstructionCount or float]
+        Name -> count (an InstructionCount, or instructions per step).
+    path : str
+        A file written by `write_baseline`.
+    """
+    with open(path) as f:
+        base = json.load(f)
+    tol = tolerance if tolerance is not None else base.get("tolerance", TOLERANCE)
+    failures = []
+    for name, res in results.items():
+        now = res.per_step if isinstance(res, InstructionCount) else float(res)
+        entry = base.get("counts", {}).get(name)
+        if entry is None:
+            failures.append(f"{name}: no baseline in {path} (refresh it on purpose)")
+            continue
+        was = float(entry["instructions_per_step"])
+        change = now / was - 1
+        status = "FAIL" if change > tol else "ok"
+        print(f"check {name:>20} {now:,.0f} instructions/step, baseline {was:,.0f}: "
+              f"{change:+.2%} (tolerance +{tol:.0%}) {status}")
+        if change > tol:
+            detail = ""
+            if isinstance(res, InstructionCount) and "groups" in entry:
+                grew = {g: v - entry["groups"].get(g, 0.0) for g, v in res.groups.items()}
+                worst = max(grew, key=grew.get)
+                detail = f"; most of it in {worst} (+{grew[worst]:,.0f})"
+            failures.append(f"{name}: {now:,.0f} instructions per env step, {change:+.1%} over "
+                            f"the baseline {was:,.0f} (tolerance {tol:.0%}){detail}")
+    return failures
+
+
+def write_baseline(results: dict, path: str, tolerance: float = TOLERANCE,
+                   settings: dict | None = None, merge: bool = True) -> None:
+    """Write (or update, with ``merge``) a baseline file with these counts."""
+    data = {}
+    if merge and os.path.exists(path):
+        with open(path) as f:
+            data = json.load(f)
+    data.setdefault("comment", "Instructions per env step counted under valgrind (callgrind) "
+                    "by cypool.instructions; a check fails when a count grows by more than "
+                    "`tolerance`. Refresh on purpose, on the CI machine.")
+    data["tolerance"] = tolerance
+    if settings is not None:
+        data["settings"] = settings
+    data["written"] = datetime.date.today().isoformat()
+    counts = data.setdefault("counts", {})
+    for name, res in results.items():
+        counts[name] = (res.to_json() if isinstance(res, InstructionCount)
+                        else {"instructions_per_step": float(res)})
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+
+
+def format_table(results: dict) -> str:
+    """A Markdown table: instructions per env step, Python side, native side and groups."""
+    lines = ["| name | instructions/step | Python side | native side | "
+             + " | ".join(GROUPS[1:]) + " |",
+             "|---|---:|---:|---:|" + "---:|" * (len(GROUPS) - 1)]
+    for name, r in results.items():
+        g = r.groups
+        lines.append(f"| {name} | {r.per_step:,.0f} | {r.python_side:,.0f} "
+                     f"({r.python_side / r.per_step:.0%}) | {r.native_side:,.0f} | "
+                     + " | ".join(f"{g[k]:,.0f}" for k in GROUPS[1:]) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m cypool.instructions",
+        description="Count instructions per step of FACTORY's step function under valgrind; "
+                    "optionally check them against, or write, a baseline file.")
+    p.add_argument("factory", help="module:function returning a zero-argument step function")
+    p.add_argument("--name", help="the count's name in the baseline (default: FACTORY)")
+    p.add_argument("--steps", type=int, default=50, help="step calls counted (default 50)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--per-call", type=int, default=1, help="env steps per call (num_envs)")
+    p.add_argument("--check", metavar="BASELINE", help="exit 1 when the count grows by more "
+                   "than the baseline's tolerance")
+    p.add_argument("--write-baseline", metavar="BASELINE", help="record this count")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help=f"allowed growth as a fraction (default: the file's, else {TOLERANCE})")
+    a = p.parse_args(argv)
+    reason = valgrind_available()
+    if reason:
+        print(f"cannot count instructions: {reason}", file=sys.stderr)
+        return 2
+    name = a.name or a.factory
+    res = {name: count_instructions(a.factory, a.steps, warmup=a.warmup, per_call=a.per_call)}
+    print(format_table(res))
+    if a.write_baseline:
+        write_baseline(res, a.write_baseline,
+                       tolerance=a.tolerance if a.tolerance is not None else TOLERANCE)
+        print(f"baseline written: {a.write_baseline}")
+    if a.check:
+        failures = check_baseline(res, a.check, a.tolerance)
+        if failures:
+            print("\ninstruction check FAILED:\n  " + "\n  ".join(failures))
+            return 1
+        print("\ninstruction check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--_child":
+        # run as a script by count_instructions (sys.path[0] is this folder; _child resets it)
+        _child(sys.argv[2])
+    else:
+        sys.exit(main())
