@@ -68,26 +68,52 @@ def test_interrupts_anywhere_in_async_loop(mode):
     assert hits > 100        # the interrupts did land, many times
 
 
+def _interrupt_next_count_nonzero(monkeypatch):
+    """The next np.count_nonzero call (the duplicate-id check) raises KeyboardInterrupt."""
+    real = np.count_nonzero
+    calls = {"n": 0}
+
+    def interrupted(a, *args, **kw):
+        calls["n"] += 1
+        monkeypatch.setattr(np, "count_nonzero", real)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(np, "count_nonzero", interrupted)
+    return calls
+
+
 def test_interrupt_in_parse_ids_leaves_no_state(monkeypatch):
     env = cypool.make_vec("Hopper-v5", 4, batch_size=2)
     try:
         env.async_reset(seed=0)
         out = env.recv()
         ids = out[4]["env_id"]
-        real = np.count_nonzero
-        calls = {"n": 0}
-
-        def interrupted(a, *args, **kw):
-            calls["n"] += 1
-            raise KeyboardInterrupt
-        monkeypatch.setattr(np, "count_nonzero", interrupted)
+        calls = _interrupt_next_count_nonzero(monkeypatch)
         with pytest.raises(KeyboardInterrupt):
             env.send(np.zeros((2, 3)), ids)
-        monkeypatch.setattr(np, "count_nonzero", real)
         assert calls["n"] == 1
-        env.send(np.zeros((2, 3)), ids)      # the same ids are accepted afterwards
+        # each id alone, then the pair: nothing of the interrupted check is left over
+        env.send(np.zeros((1, 3)), ids[:1])
+        env.send(np.zeros((1, 3)), ids[1:])
         env.recv()
         env.reset(seed=0)
+    finally:
+        env.close()
+
+
+def test_interrupt_in_parse_ids_sync_subsets_after_reset(monkeypatch):
+    env = cypool.make_vec("Hopper-v5", 4)
+    try:
+        env.reset(seed=0)
+        calls = _interrupt_next_count_nonzero(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            env.step(np.zeros((2, 3)), env_ids=[0, 1])
+        assert calls["n"] == 1
+        env.reset(seed=0)
+        for ids in ([0], [1], [1, 2], [3, 0, 2], [0, 1, 2, 3]):
+            *_, info = env.step(np.zeros((len(ids), 3)), env_ids=ids)
+            assert info["env_id"].tolist() == ids
+        with pytest.raises(ValueError, match="must not repeat"):
+            env.step(np.zeros((2, 3)), env_ids=[2, 2])    # the check itself still works
     finally:
         env.close()
 
@@ -158,6 +184,38 @@ def test_async_engine_error_keeps_the_loop_running(tmp_path):
         env.close()
 
 
+def test_population_async_engine_error_keeps_the_loop_running(tmp_path):
+    """Member recv: the error names the batch's members (err.members) and carries the
+    finished envs' rows; re-sending err.members keeps every member in the rotation."""
+    pop = cypool.make_population("Ant-v5", 4, 2, member_batch=2, num_threads=2,
+                                 xml_file=_fragile_ant(tmp_path))
+    try:
+        pop.async_reset(seed=0)
+        errors, received = 0, np.zeros(4, np.int64)
+        for t in range(80):
+            try:
+                *_, info = pop.recv(timeout=10)
+                members = info["member_id"]
+            except cypool.EngineError as err:
+                errors += 1
+                members = np.asarray(err.members)
+                assert len(members) == 2
+                rows = set(np.concatenate([members * 2, members * 2 + 1]).tolist())
+                done = [] if err.result is None else err.result[4]["env_id"].tolist()
+                assert set(err.env_ids) | set(done) == rows          # nothing lost
+                assert not set(err.env_ids) & set(done)
+            received[members] += 1
+            a = np.zeros((len(members), 2, 8))
+            a[members >= 2] = 1.0
+            pop.send(a, members)
+        assert errors >= 2
+        assert (received > 0).all()
+        pop.reset(seed=1)
+        pop.step(np.zeros((4, 2, 8)))
+    finally:
+        pop.close()
+
+
 # ------------------------------------------------------------------ copy=False views
 @pytest.mark.parametrize("env_id,act", [("Hopper-v5", np.zeros((2, 3))),
                                         ("Pong-v5", np.zeros(2, np.int64))])
@@ -214,6 +272,24 @@ def test_population_views_are_read_only():
         obs, *_ = pop.recv()
         with pytest.raises(ValueError, match="read-only"):
             obs[...] = 0
+    finally:
+        pop.close()
+
+
+def test_population_episode_ring_is_read_only():
+    pop = cypool.make_population("Hopper-v5", 2, 2, episode_window=4, max_episode_steps=3)
+    try:
+        pop.reset(seed=0)
+        for _ in range(7):
+            pop.step(np.zeros((2, 2, 3)))
+        before = pop.member_statistics()["recent_return"].copy()
+        ring = pop.episode_ring
+        for key in ("return", "length", "episodes"):
+            with pytest.raises(ValueError, match="read-only"):
+                ring[key][...] = 0
+        assert np.array_equal(pop.member_statistics()["recent_return"], before)
+        pop.reset_member(0)               # the population itself still clears its ring
+        assert pop.recent_episodes()["count"][0] == 0
     finally:
         pop.close()
 
