@@ -31,7 +31,7 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError
-from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, parse_autoreset_mode
+from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, parse_autoreset_mode
 
 __all__ = ["make_population", "PopulationEnv"]
 
@@ -637,10 +637,11 @@ class PopulationEnv:
         """The native ring itself, zero-copy: ``return``/``length`` ``(P, K)`` in ring order
         (member k's n-th episode, counting from 0, is in column ``n % K``) and ``episodes``
         ``(P,)``, the finished episodes per member. In async mode they change while members
-        are in flight."""
+        are in flight. The views are read-only: a write would change the members' fitness."""
         self._check_open()
         e = self._engine
-        return {"return": e.ring_return, "length": e.ring_length, "episodes": e.group_episodes}
+        return {"return": _read_only(e.ring_return), "length": _read_only(e.ring_length),
+                "episodes": _read_only(e.group_episodes)}
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, policy, episodes: int = 10, *, seed: int = 0) -> dict[str, np.ndarray]:
