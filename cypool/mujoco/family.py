@@ -142,7 +142,6 @@ class MujocoFamily:
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
         dt = model.opt.timestep * kw["frame_skip"]
         self.metadata = {"render_modes": [], "render_fps": int(np.round(1.0 / dt))}
-        self.action_dtype = np.float64
 
     # ------------------------------------------------------------------ per-env settings
     def merged_kwargs(self, kwargs):
@@ -192,7 +191,11 @@ class MujocoFamily:
             bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
             raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
         self.engine.set_actions(a, env_ids, f32)
-        self.action_dtype = np.float32 if f32 else np.float64
+
+    @property
+    def action_dtype(self):
+        """The pool-wide view of the per-env dtype (action_dtype_of every env); C keeps it."""
+        return self.action_dtype_of(None)
 
     def action_dtype_of(self, ids):
         """The dtype numpy computes "action"-typed info in for envs `ids` (None: every env):
