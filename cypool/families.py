@@ -39,7 +39,9 @@ class Family(Protocol):
     kwargs
         The complete, validated constructor kwargs of the pool.
     action_dtype
-        The dtype of the last actions loaded (for ``"action"``-typed info keys).
+        The dtype of "action"-typed info keys for the whole pool (float32 when every env was
+        last given float32 actions); a family may give per-env dtypes with
+        ``action_dtype_of(ids)``.
     """
 
     engine: Any
