@@ -1,9 +1,15 @@
 """python -m bench [--quick] [--check bench/thresholds.json] [--tasks ...] [--systems ...]
+python -m bench --instructions [--check bench/instructions.json | --write-baseline]
 
 Runs every (task, system) pair in its own process, interleaving rounds so that drift hits all
 systems alike, and reports medians: a Markdown table on stdout, a JSON file with every sample,
 the machine and versions, and (full runs) PNG plots. --check compares ratios measured in this
 run (cypool against a reference system, never absolute times) with committed thresholds.
+
+--instructions instead counts instructions per env step of cypool's step path under valgrind
+(bench/instructions.py, cypool.instructions) for the quick tasks; there --check compares the
+counts with a committed baseline (fails on growth over its tolerance, 3%) and
+--write-baseline records them.
 """
 import argparse
 import datetime
@@ -236,11 +242,77 @@ def memory_table(tasks, systems_for, args):
     return "\n".join(lines)
 
 
+def _is_instruction_baseline(path):
+    try:
+        with open(path) as f:
+            return "counts" in json.load(f)
+    except (OSError, ValueError):
+        return False
+
+
+def instructions_main(args):
+    """--instructions: count, print, save, then check against or write the baseline."""
+    from cypool.instructions import format_table, valgrind_available
+
+    from bench import instructions as bi
+
+    if args.check and not _is_instruction_baseline(args.check):
+        print(f"{args.check} is not an instruction baseline (no \"counts\"): with "
+              "--instructions, --check takes bench/instructions.json; the wall-clock check "
+              "is `python -m bench --quick --check bench/thresholds.json`", file=sys.stderr)
+        return 2
+    reason = valgrind_available()
+    if reason:
+        print(f"cannot count instructions: {reason}", file=sys.stderr)
+        return 2
+    tasks = args.tasks or (["Hopper-v5", "Ant-v5"] + (["Pong-v5"] if _has_atari() else []))
+    # a check counts as many steps as its baseline did (the states visited depend on it)
+    steps = args.steps or (bi.baseline_steps(args.check) if args.check else None)
+    t0 = datetime.datetime.now()
+    res = bi.count_tasks(tasks, steps, jobs=args.jobs)
+    secs = (datetime.datetime.now() - t0).total_seconds()
+    print(f"\ncypool instructions per env step, {datetime.date.today()}, valgrind callgrind, "
+          f"{bi.NUM_ENVS} envs, 1 thread, seed 0 ({secs:.0f} s)\n")
+    print(format_table(res))
+    os.makedirs(args.out, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = os.path.join(args.out, f"instructions-{stamp}.json")
+    with open(path, "w") as f:
+        json.dump({"date": stamp, "machine": machine(), "versions": versions(),
+                   "settings": bi.settings(tasks, steps),
+                   "counts": {t: r.to_json() for t, r in res.items()},
+                   "by_object": {t: r.by_object for t, r in res.items()}}, f, indent=1)
+    print(f"\ncounts: {path}")
+    if args.write_baseline:
+        bi.write_baseline(res, args.write_baseline, settings=bi.settings(tasks, steps))
+        print(f"baseline written: {args.write_baseline}")
+    if args.check:
+        failures = bi.check_baseline(res, args.check)
+        if failures:
+            print("\ninstruction check FAILED (instruction-count regression):\n  "
+                  + "\n  ".join(failures))
+            return 1
+        print("\ninstruction check passed")
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="short run for CI (< 90 s)")
-    p.add_argument("--check", metavar="THRESHOLDS", help="fail when a ratio is below threshold")
+    p.add_argument("--check", metavar="FILE",
+                   help="wall-clock run: thresholds file (bench/thresholds.json), fail when a "
+                        "ratio is below its floor; with --instructions: baseline file "
+                        "(bench/instructions.json), fail when a count grows over its tolerance")
+    p.add_argument("--instructions", action="store_true",
+                   help="count instructions per env step under valgrind instead of timing")
+    p.add_argument("--write-baseline", metavar="FILE", nargs="?", const="bench/instructions.json",
+                   help="with --instructions: record the counts (default "
+                        "bench/instructions.json)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="with --instructions: step calls counted per task (default: per task)")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="with --instructions: valgrind processes at a time (default 2)")
     p.add_argument("--tasks", nargs="*")
     p.add_argument("--systems", nargs="*")
     p.add_argument("--num-envs", type=int, default=16)
@@ -260,6 +332,13 @@ def main(argv=None):
     from cypool._threads import usable_cores
 
     args.threads = args.threads or usable_cores()
+    if args.instructions:
+        return instructions_main(args)
+    if args.write_baseline:
+        p.error("--write-baseline needs --instructions")
+    if args.check and _is_instruction_baseline(args.check):
+        p.error(f"{args.check} is an instruction baseline: use --instructions --check "
+                f"{args.check}")
     if args.quick:
         tasks = args.tasks or (["Hopper-v5", "Ant-v5"] + (["Pong-v5"] if _has_atari() else []))
         rounds, seconds = args.rounds or 3, args.seconds or 1.5
