@@ -10,3 +10,8 @@ def multiply_step(n=100_000):
     def step():
         np.multiply(a, 1.0, out=a)
     return step
+
+
+def multiply_step_5pc_more():
+    """multiply_step's work plus 5%: what the CLI test's check must catch."""
+    return multiply_step(105_000)

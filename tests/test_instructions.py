@@ -1,7 +1,7 @@
 """Instruction counts (cypool.instructions, python -m bench --instructions): exact, stable, and
 the check fails on a real extra native cost in the step path.
 
-The valgrind tests take about 50 s together; the full three-task check twice is a soak test:
+The valgrind tests take about a minute together (none over 30 s); the full three-task check twice is a soak test:
 `pytest -m soak tests/test_instructions.py`.
 """
 import json
@@ -77,6 +77,33 @@ def test_check_fails_on_an_injected_native_cost(tmp_path):
     assert failure and "over the baseline" in failure[0] and "numpy" in failure[0]
     grew = latest_count(tmp_path) / clean - 1
     assert 0.04 < grew < 0.065, grew
+
+
+@needs_valgrind
+def test_cli_guards_a_users_own_step(tmp_path):
+    """`python -m cypool.instructions`, as README's "Use it in your CI" shows it: record a
+    baseline on purpose, pass against it, then fail on 5% more native work per call."""
+    base = str(tmp_path / "ci-instructions.json")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.join(ROOT, "tests"), ROOT, os.environ.get("PYTHONPATH", "")]))
+
+    def cli(factory, *extra):
+        return subprocess.run([sys.executable, "-m", "cypool.instructions",
+                               f"_instr_factories:{factory}", "--name", "my-step", "--steps",
+                               "10", *extra], capture_output=True, text=True, cwd=ROOT,
+                              env=env, timeout=300)
+
+    ok = cli("multiply_step", "--write-baseline", base, "--check", base)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "instruction check passed" in ok.stdout
+    with open(base) as f:
+        data = json.load(f)
+    assert data["tolerance"] == 0.03 and data["counts"]["my-step"]["calls"] == 10
+
+    slow = cli("multiply_step_5pc_more", "--check", base)
+    assert slow.returncode == 1, slow.stdout + slow.stderr
+    failure = [ln for ln in slow.stdout.splitlines() if ln.strip().startswith("my-step:")]
+    assert failure and "over the baseline" in failure[0] and "numpy" in failure[0], slow.stdout
 
 
 @pytest.mark.soak
