@@ -227,6 +227,7 @@ class PopulationEnv:
     def _check_open(self):
         if self._closed:
             raise ClosedEnvError(f"cypool: this {self.env_id} population is closed")
+        self.vec._check_open()      # inherited through os.fork(): names the parent process
 
     def _check_idle(self, k):
         if self.vec._in_flight[self.member_slice(k)].any():

@@ -637,21 +637,33 @@ def _read_only(a):
     return v
 
 
+_FORKING_PID = [None]     # the pid that called os.fork() (getppid() is racy if it exits)
+
+
+def _note_forking_pid():
+    _FORKING_PID[0] = os.getpid()
+
+
 def _orphan_pools_in_child():
     """os.fork() child: every inherited pool becomes unusable (a clear error names the parent)
     and is never torn down here, so the child neither touches the parent's worker team nor
-    hangs at exit; pools the child makes are its own."""
-    parent = os.getppid()
+    hangs at exit; pools the child makes are its own. The pool's locks are replaced: a parent
+    thread stepping or waiting in recv() at the fork held them, and it does not exist here,
+    so a call in the child would otherwise wait forever instead of raising."""
+    parent = _FORKING_PID[0] or os.getppid()
     for env in list(_LIVE):
         env._closed = True
+        env.closed = True                   # gymnasium's flag: close() is a no-op
         env._parent_pid = parent
+        env._lock = threading.RLock()
+        env._recv_lock = threading.Lock()
         engine = getattr(env, "_engine", None)
         if engine is not None:
             engine._forget_team()
     _LIVE.clear()
 
 
-os.register_at_fork(after_in_child=_orphan_pools_in_child)
+os.register_at_fork(before=_note_forking_pid, after_in_child=_orphan_pools_in_child)
 
 
 @atexit.register
