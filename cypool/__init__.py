@@ -9,7 +9,18 @@ from cypool.registration import list_envs, register_all as _register_all
 from cypool._threads import resolve_num_threads as _resolve_num_threads
 
 __all__ = ["make_vec", "make_population", "PopulationEnv", "list_envs", "show_config",
+           "get_include",
            "VectorEnv", "EngineError", "ClosedEnvError", "CypoolError", "__version__"]
+
+
+def get_include() -> list[str]:
+    """Directories an extension that cimports cypool's engine (``cimport
+    cypool._core._engine``) needs, for Cython's ``include_path`` and the C compiler's
+    ``include_dirs`` (with ``numpy.get_include()``)."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.dirname(here), os.path.join(here, "_core")]
 
 
 def _check_num_envs(num_envs):

@@ -34,11 +34,14 @@ from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError, EngineError
 
-_OP_NONE, _OP_STEP, _OP_RESET, _OP_STEP_RESET = 0, 1, 2, 3
+from cypool._core._engine import INFO_KINDS, OPS
+
+_OP_NONE, _OP_STEP, _OP_RESET, _OP_STEP_RESET = (OPS[k] for k in ("none", "step", "reset",
+                                                                  "step_reset"))
 # Pools not closed yet: closed at interpreter exit, before the modules their worker threads
 # need are torn down.
 _LIVE: "weakref.WeakSet[VectorEnv]" = weakref.WeakSet()
-_INFO_STEP, _INFO_RESET = 1, 2
+_INFO_STEP, _INFO_RESET = INFO_KINDS["step"], INFO_KINDS["reset"]
 _MAX_SEED = 2**63  # numpy's SeedSequence takes any non-negative int; keep seeds in int64
 
 

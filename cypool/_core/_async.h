@@ -178,6 +178,22 @@ static inline int64_t cp_fetch_add(int64_t* p, int64_t v) {
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
+/* The team's start-up handshake: counters written by the team's threads, read by the
+ * thread that started it. */
+static inline int64_t cp_load(const int64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void cp_store(int64_t* p, int64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline int64_t cp_add(int64_t* p, int64_t v) {
+  return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
+}
+
+/* Threads of the enclosing OpenMP parallel region (1 outside one, or without OpenMP). */
+#ifdef _OPENMP
+#include <omp.h>
+static inline int cp_team_size(void) { return omp_get_num_threads(); }
+#else
+static inline int cp_team_size(void) { return 1; }
+#endif
+
 /* Wake every worker and waiter; workers exit after the env they are stepping. */
 static inline void cp_async_stop(cp_async* q) {
   pthread_mutex_lock(&q->mu);

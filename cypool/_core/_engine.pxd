@@ -23,6 +23,13 @@ cdef enum:
 cdef enum:
     ERRMSG_LEN = 256
 
+# Thread slots: every thread that steps envs has one, so per-thread state (scratch buffers, GL
+# contexts) has a home. Slot 0 is the caller of a sync batch (any Python thread holding the
+# façade's lock: state kept there must not be bound to one OS thread); slots 1..num_workers
+# are the worker team's threads, each its own OS thread for the pool's life.
+cdef enum:
+    CALLER_SLOT = 0
+
 ctypedef struct Slot:
     int64_t elapsed        # steps since the last reset (truncation counter)
     int64_t limit          # truncate when elapsed reaches this (0: never)
@@ -43,6 +50,10 @@ cdef extern from "_async.h" nogil:
     int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n)
     void cp_async_stop(cp_async* q)
     int64_t cp_fetch_add(int64_t* p, int64_t v)
+    int64_t cp_load(const int64_t* p)
+    void cp_store(int64_t* p, int64_t v)
+    int64_t cp_add(int64_t* p, int64_t v)
+    int cp_team_size()
 
 
 cdef class Engine:
@@ -54,9 +65,17 @@ cdef class Engine:
     cdef list _gens
     # raw views of the buffers below, hoisted for the kernel
     cdef uint8_t* ops
-    cdef char* obs_p
+    # named output buffers (the family's declaration: name, per-env shape, dtype), each with a
+    # final_ twin that same-step autoreset fills; output 0 is "obs"
+    cdef int n_out
+    cdef char** out_p
+    cdef char** fout_p
+    cdef Py_ssize_t* out_row     # bytes per env row of each output
+    cdef readonly tuple output_names
+    cdef readonly dict outputs, final_outputs
+    cdef char* obs_p             # output 0, hoisted
     cdef char* fobs_p
-    cdef Py_ssize_t obs_row      # bytes per observation row
+    cdef Py_ssize_t obs_row
     cdef double* rew
     cdef uint8_t* term
     cdef uint8_t* trunc
@@ -89,12 +108,23 @@ cdef class Engine:
     cdef object _worker
     cdef readonly int num_workers
     cdef int64_t* batch_ids
+    # thread slots: status and message of each slot's thread_init; team start-up handshake
+    cdef readonly int num_slots
+    cdef int* slot_status
+    cdef char* slot_err          # ERRMSG_LEN bytes per slot
+    cdef int caller_ready        # slot 0 initialised (and not yet finalised)
+    cdef int64_t team_entered    # team threads past thread_init (atomic)
+    cdef int64_t team_size       # threads the team's parallel region really has
 
-    cdef int env_reset(self, Py_ssize_t i) noexcept nogil
-    cdef int env_step(self, Py_ssize_t i) noexcept nogil
-    cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil
-    cdef void run_item(self, int64_t item) noexcept nogil
+    # a family's hooks: per env (on thread slot `slot`), and once per thread slot
+    cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil
+    cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil
+    cdef int thread_init(self, int slot) noexcept nogil
+    cdef void thread_fini(self, int slot) noexcept nogil
+    cdef void run_one(self, Py_ssize_t i, int op, int slot) noexcept nogil
+    cdef void run_item(self, int64_t item, int slot) noexcept nogil
+    cdef void save_final(self, Py_ssize_t i) noexcept nogil
     cdef void end_episode(self, Py_ssize_t i) noexcept nogil
     cdef void run_all(self) noexcept nogil
     cdef void run_with_team(self) noexcept nogil
-    cdef void worker_loop(self) noexcept nogil
+    cdef void worker_loop(self, int slot) noexcept nogil

@@ -23,18 +23,37 @@ only waits for envs a worker has actually taken.
 Async (send/recv): the same run_one, fed by the same queue; the caller does not step envs.
 A queue item is one env, or a whole group of envs (a population member: `set_groups`), which
 one thread steps in turn so that the member comes back complete.
+
+Thread slots: slot 0 is whoever runs a sync batch (the caller); slots 1..num_workers are the
+team's threads. A family's `thread_init(slot)` runs once per slot before that slot steps any
+env (the team's in their own threads when the team starts, the caller's when the engine
+starts), `thread_fini(slot)` once when the engine stops; `env_step`/`env_reset` are told the
+slot of the thread running them.
+
+Outputs: a family declares named per-env buffers (`_init_engine(outputs=...)`); the engine
+allocates each with its `final_` twin and saves every one at a same-step autoreset.
+
+State: `get_state(ids)`/`set_state(ids, states)` capture and restore an env's whole dynamic
+state (the engine's bookkeeping, its random stream, its output and info rows, and the
+family's part through `_env_state`/`_set_env_state`), as plain picklable values.
 """
-from cython.parallel cimport parallel
+from cython.parallel cimport parallel, threadid
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 cimport numpy as cnp
 
 import threading
+import time
 
 import numpy as np
 
 cnp.import_array()
+
+# The engine's constants, for Python code (the façade): defined once, in _engine.pxd.
+OPS = {"none": OP_NONE, "step": OP_STEP, "reset": OP_RESET, "step_reset": OP_STEP_RESET}
+INFO_KINDS = {"none": INFO_NONE, "step": INFO_STEP, "reset": INFO_RESET}
+STATE_VERSION = 1          # layout of get_state()'s values
 
 
 cdef inline char* _data(object a):
@@ -68,6 +87,11 @@ cdef class Engine:
         self.group_eps = NULL
         self.aq = NULL
         self.batch_ids = NULL
+        self.out_p = NULL
+        self.fout_p = NULL
+        self.out_row = NULL
+        self.slot_status = NULL
+        self.slot_err = NULL
 
     def __dealloc__(self):
         if self.aq != NULL:
@@ -77,10 +101,23 @@ cdef class Engine:
         free(self.slots)
         free(self.rng)
         free(self.batch_ids)
+        free(self.out_p)
+        free(self.fout_p)
+        free(self.out_row)
+        free(self.slot_status)
+        free(self.slot_err)
 
     def _init_engine(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
-                     tuple obs_shape, obs_dtype, Py_ssize_t info_width):
+                     list outputs, Py_ssize_t info_width):
+        """outputs: [(name, per-env shape, dtype), ...], "obs" first: the env's rows the
+        kernels write, each with a final_ twin."""
         cdef Py_ssize_t i
+        cdef int k
+        if not outputs or outputs[0][0] != "obs":
+            raise ValueError("cypool: a family's outputs start with 'obs'")
+        names = tuple(o[0] for o in outputs)
+        if len(set(names)) != len(names):
+            raise ValueError(f"cypool: output names must be unique, got {names}")
         self.num_envs = num_envs
         self.num_threads = num_threads
         self.max_episode_steps = max_episode_steps
@@ -94,8 +131,25 @@ cdef class Engine:
         for i in range(n):
             self.slots[i].limit = max_episode_steps
         self.ops_arr = np.zeros(n, np.uint8)
-        self.obs = np.zeros((n,) + obs_shape, obs_dtype)
-        self.final_obs = np.zeros((n,) + obs_shape, obs_dtype)
+        self.n_out = len(outputs)
+        self.out_p = <char**> calloc(self.n_out, sizeof(char*))
+        self.fout_p = <char**> calloc(self.n_out, sizeof(char*))
+        self.out_row = <Py_ssize_t*> calloc(self.n_out, sizeof(Py_ssize_t))
+        if self.out_p == NULL or self.fout_p == NULL or self.out_row == NULL:
+            raise MemoryError("cypool: cannot allocate the output table")
+        self.output_names = names
+        self.outputs = {}
+        self.final_outputs = {}
+        for k, (name, shape, dtype) in enumerate(outputs):
+            a = np.zeros((n,) + tuple(shape), dtype)
+            f = np.zeros((n,) + tuple(shape), dtype)
+            self.outputs[name] = a
+            self.final_outputs[name] = f
+            self.out_p[k] = _data(a)
+            self.fout_p[k] = _data(f)
+            self.out_row[k] = a.strides[0] if a.ndim and n else a.itemsize
+        self.obs = self.outputs["obs"]
+        self.final_obs = self.final_outputs["obs"]
         self.reward = np.zeros(n, np.float64)
         self.terminated = np.zeros(n, np.bool_)
         self.truncated = np.zeros(n, np.bool_)
@@ -105,9 +159,9 @@ cdef class Engine:
         self.info = np.zeros((n, max(info_width, 1)), np.float64)
         self.final_info = np.zeros((n, max(info_width, 1)), np.float64)
         self.ops = <uint8_t*> _data(self.ops_arr)
-        self.obs_p = _data(self.obs)
-        self.fobs_p = _data(self.final_obs)
-        self.obs_row = self.obs.strides[0]
+        self.obs_p = self.out_p[0]
+        self.fobs_p = self.fout_p[0]
+        self.obs_row = self.out_row[0]
         self.rew = <double*> _data(self.reward)
         self.term = <uint8_t*> _data(self.terminated)
         self.trunc = <uint8_t*> _data(self.truncated)
@@ -161,13 +215,31 @@ cdef class Engine:
         cdef Py_ssize_t i
         return np.array([self.slots[i].limit for i in range(self.num_envs)], np.int64)
 
-    cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
+    cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         return ST_ENGINE_ERROR
 
-    cdef int env_step(self, Py_ssize_t i) noexcept nogil:
+    cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
         return ST_ENGINE_ERROR
 
-    cdef void run_one(self, Py_ssize_t i, int op) noexcept nogil:
+    cdef int thread_init(self, int slot) noexcept nogil:
+        """Set up thread slot `slot`'s state, on the thread that will use it; nonzero (with
+        a message in slot_err + slot * ERRMSG_LEN) refuses to start the engine."""
+        return ST_OK
+
+    cdef void thread_fini(self, int slot) noexcept nogil:
+        """Free slot `slot`'s state (on its own thread for the team's slots)."""
+        pass
+
+    cdef void save_final(self, Py_ssize_t i) noexcept nogil:
+        """Copy env i's rows of every output and of info into their final_ twins."""
+        cdef int k
+        for k in range(self.n_out):
+            memcpy(self.fout_p[k] + i * self.out_row[k], self.out_p[k] + i * self.out_row[k],
+                   self.out_row[k])
+        memcpy(self.finfo_p + i * self.info_w, self.info_p + i * self.info_w,
+               self.info_w * sizeof(double))
+
+    cdef void run_one(self, Py_ssize_t i, int op, int slot) noexcept nogil:
         cdef Slot* s = &self.slots[i]
         cdef int st = ST_OK
         self.final_mask[i] = 0
@@ -176,7 +248,7 @@ cdef class Engine:
             self.info_kind[i] = INFO_NONE
             return
         if op == OP_RESET:
-            st = self.env_reset(i)
+            st = self.env_reset(i, slot)
             self.rew[i] = 0.0
             self.term[i] = 0
             self.trunc[i] = 0
@@ -188,7 +260,7 @@ cdef class Engine:
             self.done[i] = st != ST_OK
             return
         self.trunc[i] = 0
-        st = self.env_step(i)
+        st = self.env_step(i, slot)
         s.elapsed += 1
         self.ep_ret[i] += self.rew[i]
         self.ep_len[i] += 1
@@ -199,12 +271,9 @@ cdef class Engine:
         if st == ST_OK and (self.term[i] or self.trunc[i]):
             self.end_episode(i)
             if op == OP_STEP_RESET:
-                memcpy(self.fobs_p + i * self.obs_row, self.obs_p + i * self.obs_row,
-                       self.obs_row)
-                memcpy(self.finfo_p + i * self.info_w, self.info_p + i * self.info_w,
-                       self.info_w * sizeof(double))
+                self.save_final(i)
                 self.final_mask[i] = 1
-                st = self.env_reset(i)
+                st = self.env_reset(i, slot)
                 s.elapsed = 0
                 self.ep_ret[i] = 0.0
                 self.ep_len[i] = 0
@@ -228,15 +297,15 @@ cdef class Engine:
             self.ring_ret[k] = self.ep_ret[i]
             self.ring_len[k] = self.ep_len[i]
 
-    cdef void run_item(self, int64_t item) noexcept nogil:
+    cdef void run_item(self, int64_t item, int slot) noexcept nogil:
         """One queue item: env `item`, or every env of group -(item + 1)."""
         cdef Py_ssize_t i, first
         if item >= 0:
-            self.run_one(item, self.ops[item])
+            self.run_one(item, self.ops[item], slot)
             return
         first = (-item - 1) * self.group_size
         for i in range(first, first + self.group_size):
-            self.run_one(i, self.ops[i])
+            self.run_one(i, self.ops[i], slot)
 
     cdef void run_all(self) noexcept nogil:
         cdef Py_ssize_t i, n = self.num_envs
@@ -245,7 +314,7 @@ cdef class Engine:
             self.run_with_team()
         else:
             for i in range(n):
-                self.run_one(i, ops[i])
+                self.run_one(i, ops[i], CALLER_SLOT)
 
     cdef void run_with_team(self) noexcept nogil:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
@@ -258,43 +327,93 @@ cdef class Engine:
                 self.batch_ids[k] = i
                 k += 1
             elif ops[i] == OP_NONE:
-                self.run_one(i, OP_NONE)
+                self.run_one(i, OP_NONE, CALLER_SLOT)
         for i in range(n):
             if ops[i] != OP_RESET and ops[i] != OP_NONE:
                 self.batch_ids[k] = i
                 k += 1
         cp_async_push_work(self.aq, self.batch_ids, k)
         while cp_async_try_pop_work(self.aq, &j) == 0:
-            self.run_one(j, ops[j])
+            self.run_one(j, ops[j], CALLER_SLOT)
             cp_async_push_done(self.aq, j)
         cp_async_wait_done(self.aq, k, -1)
         cp_async_take_done(self.aq, self.batch_ids, k)
 
-    # ------------------------------------------------------------------ worker team
+    # ------------------------------------------------------------------ thread slots, team
     def start_workers(self, int count):
-        """Start a team of `count` worker threads (once; 0 starts none)."""
-        if self.aq != NULL or count < 1:
+        """Set up the caller's thread slot, then start a team of `count` worker threads
+        (slots 1..count) and wait until each has run its thread_init. Once; count 0 starts
+        no team. If any slot's thread_init fails, whatever started is stopped again and a
+        RuntimeError names the slots and their messages."""
+        cdef int st
+        cdef int64_t entered, size
+        if self.slot_status != NULL:
             return
-        self.num_workers = count
+        count = max(count, 0)
+        self.slot_status = <int*> calloc(count + 1, sizeof(int))
+        self.slot_err = <char*> calloc((count + 1) * ERRMSG_LEN, 1)
+        if self.slot_status == NULL or self.slot_err == NULL:
+            raise MemoryError("cypool: cannot allocate the thread slots")
+        self.num_slots = 1
+        with nogil:
+            st = self.thread_init(CALLER_SLOT)
+        self.slot_status[CALLER_SLOT] = st
+        if st != ST_OK:
+            raise RuntimeError(f"cypool: setting up the caller's thread slot failed: "
+                               f"{self._slot_message(CALLER_SLOT)}")
+        self.caller_ready = 1
+        if count < 1:
+            return
         self.aq = <cp_async*> malloc(sizeof(cp_async))
         if self.aq == NULL or cp_async_init(self.aq, self.num_envs) != 0:
             free(self.aq)
             self.aq = NULL
             raise MemoryError("cypool: cannot allocate the async queues")
+        self.num_workers = count
+        cp_store(&self.team_entered, 0)
+        cp_store(&self.team_size, 0)
         self._worker = threading.Thread(target=self._worker_main, name="cypool-workers",
                                         daemon=True)
         self._worker.start()
+        while True:                  # the team's threads run thread_init before taking work
+            with nogil:
+                entered = cp_load(&self.team_entered)
+                size = cp_load(&self.team_size)
+            if size > 0 and entered >= size:
+                break
+            if not self._worker.is_alive():
+                raise RuntimeError("cypool: the worker team's thread ended while starting")
+            time.sleep(0.0002)
+        self.num_workers = <int> size       # OpenMP may give fewer threads than asked
+        self.num_slots = 1 + self.num_workers
+        bad = [k for k in range(1, self.num_slots) if self.slot_status[k] != ST_OK]
+        if bad:
+            msgs = "; ".join(f"slot {k}: {self._slot_message(k)}" for k in bad)
+            self.stop_workers()
+            raise RuntimeError(f"cypool: setting up worker threads failed ({msgs})")
+
+    def _slot_message(self, int slot):
+        return (self.slot_err + slot * ERRMSG_LEN)[:ERRMSG_LEN].split(b"\0", 1)[0].decode(
+            "utf-8", "replace") or "(no message)"
 
     def _worker_main(self):
         cdef int nt = self.num_workers
         with nogil, parallel(num_threads=nt):
-            self.worker_loop()
+            self.worker_loop(1 + threadid())
 
-    cdef void worker_loop(self) noexcept nogil:
+    cdef void worker_loop(self, int slot) noexcept nogil:
         cdef int64_t i
+        cdef int st
+        if slot == 1:
+            cp_store(&self.team_size, cp_team_size())
+        st = self.thread_init(slot)
+        self.slot_status[slot] = st
+        cp_add(&self.team_entered, 1)
         while cp_async_pop_work(self.aq, &i) == 0:
-            self.run_item(i)
+            self.run_item(i, slot)
             cp_async_push_done(self.aq, i)
+        if st == ST_OK:
+            self.thread_fini(slot)
 
     def submit(self, const int64_t[::1] ids, uint8_t[::1] in_flight=None):
         """Queue these envs (their ops_arr entries are set) for the workers. With `in_flight`
@@ -377,23 +496,29 @@ cdef class Engine:
         """In a child of os.fork(): drop the parent's worker team without touching it. Its
         threads do not exist in the child and its locks and condition variables may be in any
         state (pthread_cond_destroy would wait forever for waiters that are gone), so the
-        queue is leaked, never stopped or destroyed here."""
+        queue is leaked, never stopped or destroyed here; no thread_fini runs either (the
+        slots' state belongs to the parent's threads)."""
         self.aq = NULL
         self._worker = None
         self.num_workers = 0
+        self.caller_ready = 0
 
     def stop_workers(self):
-        """Stop the workers (each finishes the env it is stepping) and join their thread."""
-        if self.aq == NULL:
-            return
-        cp_async_stop(self.aq)
-        if self._worker is not None:
-            self._worker.join()
-            self._worker = None
-        cp_async_destroy(self.aq)
-        free(self.aq)
-        self.aq = NULL
-        self.num_workers = 0
+        """Stop the workers (each finishes the env it is stepping, then runs thread_fini in
+        its own thread), join their thread, and finalise the caller's slot."""
+        if self.aq != NULL:
+            cp_async_stop(self.aq)
+            if self._worker is not None:
+                self._worker.join()
+                self._worker = None
+            cp_async_destroy(self.aq)
+            free(self.aq)
+            self.aq = NULL
+            self.num_workers = 0
+        if self.caller_ready:
+            self.caller_ready = 0
+            with nogil:
+                self.thread_fini(CALLER_SLOT)
 
     # ------------------------------------------------------------------ sync
     def run(self):
@@ -416,3 +541,114 @@ cdef class Engine:
     def elapsed(self):
         cdef Py_ssize_t i
         return np.array([self.slots[i].elapsed for i in range(self.num_envs)], np.int64)
+
+    # ------------------------------------------------------------------ state
+    def state_signature(self):
+        """What two engines must share for the env states of one to fit the envs of the
+        other: the engine class, its outputs and info width, and the family's own part
+        (`_family_signature`)."""
+        outs = tuple((name, self.outputs[name].shape[1:], self.outputs[name].dtype.str)
+                     for name in self.output_names)
+        return (type(self).__name__, outs, int(self.info_w)) + tuple(self._family_signature())
+
+    def _family_signature(self):
+        """A family's part of state_signature (e.g. its model's sizes)."""
+        return ()
+
+    def _env_state(self, Py_ssize_t i):
+        """A family's part of env i's state: plain picklable values (None: nothing)."""
+        return None
+
+    def _check_env_state(self, Py_ssize_t i, state):
+        """Raise ValueError unless a family part `state` fits env i; change nothing."""
+        if state is not None:
+            raise ValueError("cypool: this family keeps no env state of its own")
+
+    def _set_env_state(self, Py_ssize_t i, state):
+        """Install a family part checked by _check_env_state."""
+
+    def get_state(self, ids):
+        """The whole dynamic state of envs `ids` (one dict each, plain picklable values): the
+        engine's bookkeeping (steps since reset, must-reset flag, episode statistics), the
+        env's random stream, its rows of every output, reward, flags and info, and the
+        family's part. Configuration (kwargs, time limits) is not part of it. Call it with
+        no batch running these envs; every env must have been reset once."""
+        cdef Py_ssize_t i
+        idx = self._id_list(ids)
+        sig = self.state_signature()
+        out = []
+        for i in idx:
+            gen = self._gens[i]
+            if gen is None:
+                raise ValueError(f"cypool: env {i} has no state yet (it was never reset)")
+            out.append({
+                "version": STATE_VERSION, "signature": sig,
+                "elapsed": int(self.slots[i].elapsed), "done": bool(self.done[i]),
+                "episode": (float(self.ep_ret[i]), int(self.ep_len[i]),
+                            float(self.last_ret[i]), int(self.last_len[i]),
+                            int(self.n_episodes[i]), int(self.n_steps[i])),
+                "rng": (type(gen).__name__, gen.state),
+                "rows": {name: self.outputs[name][i].tobytes() for name in self.output_names},
+                "step": (float(self.rew[i]), bool(self.term[i]), bool(self.trunc[i]),
+                         int(self.info_kind[i])),
+                "info": self.info[i].tobytes(),
+                "env": self._env_state(i),
+            })
+        return out
+
+    def set_state(self, ids, states):
+        """Give envs `ids` the states `states` (from get_state of this engine or of one with
+        the same state_signature; any env's state fits any env). Everything is checked
+        before any env changes. Call it with no batch running these envs."""
+        cdef Py_ssize_t i, k
+        idx = self._id_list(ids)
+        states = list(states)
+        if len(states) != len(idx):
+            raise ValueError(f"cypool: {len(idx)} env ids but {len(states)} states")
+        sig = self.state_signature()
+        gens = []
+        for k, i in enumerate(idx):
+            st = states[k]
+            if not isinstance(st, dict) or st.get("version") != STATE_VERSION:
+                raise ValueError(f"cypool: state {k} is not an env state of this cypool "
+                                 f"(version {STATE_VERSION})")
+            if st.get("signature") != sig:
+                raise ValueError(f"cypool: state {k} comes from a different kind of env "
+                                 f"({st.get('signature')!r}); this pool's envs are {sig!r}")
+            for name in self.output_names:
+                if len(st["rows"][name]) != self.outputs[name][i].nbytes:
+                    raise ValueError(f"cypool: state {k}: output {name!r} has the wrong size")
+            if len(st["info"]) != self.info[i].nbytes:
+                raise ValueError(f"cypool: state {k}: info row has the wrong size")
+            kind, rng_state = st["rng"]
+            bg_class = getattr(np.random, kind, None)
+            if not (isinstance(bg_class, type) and issubclass(bg_class, np.random.BitGenerator)):
+                raise ValueError(f"cypool: state {k}: unknown bit generator {kind!r}")
+            bg = bg_class()
+            bg.state = rng_state
+            gens.append(bg)
+            self._check_env_state(i, st["env"])
+        for k, i in enumerate(idx):
+            st = states[k]
+            self.slots[i].elapsed = st["elapsed"]
+            self.done[i] = st["done"]
+            (self.ep_ret[i], self.ep_len[i], self.last_ret[i], self.last_len[i],
+             self.n_episodes[i], self.n_steps[i]) = st["episode"]
+            self.set_generator(i, gens[k])
+            for name in self.output_names:
+                self.outputs[name][i] = np.frombuffer(
+                    st["rows"][name], self.outputs[name].dtype).reshape(
+                    self.outputs[name].shape[1:])
+            self.rew[i], self.term[i], self.trunc[i], self.info_kind[i] = st["step"]
+            self.info[i] = np.frombuffer(st["info"], np.float64)
+            self._set_env_state(i, st["env"])
+
+    def _id_list(self, ids):
+        arr = np.arange(self.num_envs, dtype=np.int64) if ids is None else \
+            np.ascontiguousarray(np.atleast_1d(ids), dtype=np.int64)
+        if arr.ndim != 1:
+            raise ValueError("cypool: env ids must be one-dimensional")
+        self._check_ids(arr)
+        if np.unique(arr).size != arr.size:
+            raise ValueError("cypool: env ids must be distinct")
+        return [int(i) for i in arr]

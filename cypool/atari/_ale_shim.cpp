@@ -1,7 +1,9 @@
 // Implementation of the noexcept ALE shim; see _ale_shim.hpp for the contract.
 #include "_ale_shim.hpp"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "ale/ale_interface.hpp"
+#include "ale/environment/stella_environment.hpp"
 #include "ale/emucore/Deserializer.hxx"
 #include "ale/emucore/MD5.hxx"
 #include "ale/emucore/Serializer.hxx"
@@ -359,4 +362,70 @@ int cp_ale_legal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
 int cp_ale_minimal_actions(ale::ALEInterface* ale, int* out, std::size_t capacity,
                            std::size_t* count) noexcept {
   return query_values(ale, out, capacity, count, [&] { return ale->getMinimalActionSet(); });
+}
+
+// ALE keeps the actions a sticky step repeats (StellaEnvironment's m_player_a_action,
+// m_player_b_action and the paddle strengths) outside ALEState, so cloneState alone would
+// restore an env that repeats the wrong action at its next sticky frame. The members are
+// private with no accessor; an explicit template instantiation may name private members
+// (C++17 [temp.explicit]/14), which is how the shim reads and writes them. The build pins
+// ALE 0.12.1, whose header declares them.
+namespace {
+template <class Tag, typename Tag::type Member>
+struct Expose {
+  friend typename Tag::type member_of(Tag) { return Member; }
+};
+struct ActionA { using type = ale::Action ale::StellaEnvironment::*; friend type member_of(ActionA); };
+struct ActionB { using type = ale::Action ale::StellaEnvironment::*; friend type member_of(ActionB); };
+struct StrengthA { using type = float ale::StellaEnvironment::*; friend type member_of(StrengthA); };
+struct StrengthB { using type = float ale::StellaEnvironment::*; friend type member_of(StrengthB); };
+template struct Expose<ActionA, &ale::StellaEnvironment::m_player_a_action>;
+template struct Expose<ActionB, &ale::StellaEnvironment::m_player_b_action>;
+template struct Expose<StrengthA, &ale::StellaEnvironment::m_paddle_a_strength>;
+template struct Expose<StrengthB, &ale::StellaEnvironment::m_paddle_b_strength>;
+
+// Appended to ALE's serialized state.
+struct StickyActions {
+  std::int32_t a, b;
+  float strength_a, strength_b;
+};
+}  // namespace
+
+int cp_ale_save_state(ale::ALEInterface* ale, char** out, std::size_t* size) noexcept {
+  if (out == nullptr || size == nullptr) return arg_error("null output pointer");
+  *out = nullptr;
+  *size = 0;
+  return with_rom(ale, [&]() -> int {
+    const std::string state = ale->cloneState(true).serialize();
+    ale::StellaEnvironment& env = *ale->environment;
+    const StickyActions sticky{static_cast<std::int32_t>(env.*member_of(ActionA())),
+                               static_cast<std::int32_t>(env.*member_of(ActionB())),
+                               env.*member_of(StrengthA()), env.*member_of(StrengthB())};
+    char* buf = static_cast<char*>(std::malloc(state.size() + sizeof sticky));
+    if (buf == nullptr) throw std::bad_alloc();
+    std::memcpy(buf, state.data(), state.size());
+    std::memcpy(buf + state.size(), &sticky, sizeof sticky);
+    *out = buf;
+    *size = state.size() + sizeof sticky;
+    return CP_ALE_OK;
+  });
+}
+
+int cp_ale_load_state(ale::ALEInterface* ale, const char* data, std::size_t size) noexcept {
+  return with_rom(ale, [&]() -> int {
+    StickyActions sticky;
+    if (data == nullptr || size < sizeof sticky) return arg_error("not a saved state");
+    const std::size_t n = size - sizeof sticky;
+    std::memcpy(&sticky, data + n, sizeof sticky);
+    if (sticky.a < 0 || sticky.a >= ale::LAST_ACTION_INDEX || sticky.b < 0 ||
+        sticky.b >= ale::LAST_ACTION_INDEX)
+      return arg_error("not a saved state (action out of range)");
+    ale->restoreState(ale::ALEState(std::string(data, n)));
+    ale::StellaEnvironment& env = *ale->environment;
+    env.*member_of(ActionA()) = static_cast<ale::Action>(sticky.a);
+    env.*member_of(ActionB()) = static_cast<ale::Action>(sticky.b);
+    env.*member_of(StrengthA()) = sticky.strength_a;
+    env.*member_of(StrengthB()) = sticky.strength_b;
+    return CP_ALE_OK;
+  });
 }

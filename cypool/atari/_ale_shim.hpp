@@ -143,6 +143,14 @@ int cp_ale_screen_rgb(ale::ALEInterface* ale, std::uint8_t* out,
 // Copy the 128 bytes of console RAM; capacity must be >= CP_ALE_RAM_SIZE.
 int cp_ale_ram(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity) noexcept;
 
+// The emulator's whole state (console, game, and the environment's random stream
+// behind sticky actions: ALE's cloneState(true)), serialized by ALE into *out,
+// allocated with malloc (the caller frees it), *size bytes.
+int cp_ale_save_state(ale::ALEInterface* ale, char** out, std::size_t* size) noexcept;
+// Restore a state saved from an instance with the same game loaded (ALE refuses
+// another game's).
+int cp_ale_load_state(ale::ALEInterface* ale, const char* data, std::size_t size) noexcept;
+
 // Action sets as action ids.  *count receives the set's size even when
 // capacity is too small (then CP_ALE_ERR_ARG, nothing written);
 // CP_ALE_NUM_ACTIONS always suffices.

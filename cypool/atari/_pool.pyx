@@ -73,7 +73,8 @@ from cypool.atari._ale_shim cimport (
     cp_ale_set_float, cp_ale_load_rom, cp_ale_reload_rom_keep_rng, cp_ale_rom_info,
     cp_ale_set_mode, cp_ale_set_difficulty,
     cp_ale_reset_game, cp_ale_act, cp_ale_game_over, cp_ale_lives, cp_ale_screen_grayscale,
-    cp_ale_screen_rgb, cp_ale_ram, cp_ale_minimal_actions)
+    cp_ale_screen_rgb, cp_ale_ram, cp_ale_minimal_actions, cp_ale_save_state,
+    cp_ale_load_state)
 from cypool.atari._preprocess cimport (ResizePlan, resize_frame, max_into)
 
 cnp.import_array()
@@ -184,8 +185,9 @@ cdef class AlePool(Engine):
         self._set_plan(plan)
         # Truncation is done here (EnvPool counts steps since the game was reset, which an
         # episodic-life reset does not restart), so the engine's own limit is off.
-        self._init_engine(num_envs, num_threads, 0, (self.stack_num * self.channels, h, w),
-                          np.uint8, info_width)
+        self._init_engine(num_envs, num_threads, 0,
+                          [("obs", (self.stack_num * self.channels, h, w), np.uint8)],
+                          info_width)
         self.actions = np.zeros(num_envs, np.int32)
         self.act_p = <int32_t*> cnp.PyArray_DATA(self.actions)
         self.envs = <AleEnv*> calloc(num_envs, sizeof(AleEnv))
@@ -457,32 +459,37 @@ cdef class AlePool(Engine):
             for k in range(self.stack_num - 1):
                 memcpy(row + k * f, newest, f)
 
-    cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
+    cdef int _load(self, Py_ssize_t i, AleEnv* e) noexcept nogil:
+        """ale-py's seed_game + load_game: the seed and the settings take effect by loading
+        the ROM; a settings change without a new seed keeps ALE's stream."""
+        if cp_ale_set_float(e.ale, b"repeat_action_probability",
+                            <float> e.sticky) != CP_ALE_OK:
+            return self._fail(i, "setFloat(repeat_action_probability)")
+        if e.seed_pending or not e.loaded:
+            if cp_ale_set_int(e.ale, b"random_seed", e.ale_seed) != CP_ALE_OK:
+                return self._fail(i, "setInt(random_seed)")
+            if cp_ale_load_rom(e.ale, self.rom_c) != CP_ALE_OK:
+                return self._fail(i, "loadROM")
+        elif cp_ale_reload_rom_keep_rng(e.ale) != CP_ALE_OK:
+            return self._fail(i, "loadROM")
+        if e.mode >= 0 and cp_ale_set_mode(e.ale, e.mode) != CP_ALE_OK:
+            return self._fail(i, "setMode")
+        if e.difficulty >= 0 and cp_ale_set_difficulty(e.ale, e.difficulty) != CP_ALE_OK:
+            return self._fail(i, "setDifficulty")
+        e.loaded = 1
+        e.seed_pending = 0
+        e.reload_pending = 0
+        e.life_lost = 0
+        return ST_OK
+
+    cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef AleEnv* e = &self.envs[i]
         cdef int over = 0, r = 0, push_all = 1, k, noops = 0
         cdef int noop_max = e.noop_max, fire = e.fire_reset
         cdef int64_t max_steps = e.max_steps
         if e.seed_pending or not e.loaded or e.reload_pending:
-            # ale-py's seed_game + load_game: the seed and the settings take effect by
-            # loading the ROM; a settings change without a new seed keeps ALE's stream.
-            if cp_ale_set_float(e.ale, b"repeat_action_probability",
-                                <float> e.sticky) != CP_ALE_OK:
-                return self._fail(i, "setFloat(repeat_action_probability)")
-            if e.seed_pending or not e.loaded:
-                if cp_ale_set_int(e.ale, b"random_seed", e.ale_seed) != CP_ALE_OK:
-                    return self._fail(i, "setInt(random_seed)")
-                if cp_ale_load_rom(e.ale, self.rom_c) != CP_ALE_OK:
-                    return self._fail(i, "loadROM")
-            elif cp_ale_reload_rom_keep_rng(e.ale) != CP_ALE_OK:
-                return self._fail(i, "loadROM")
-            if e.mode >= 0 and cp_ale_set_mode(e.ale, e.mode) != CP_ALE_OK:
-                return self._fail(i, "setMode")
-            if e.difficulty >= 0 and cp_ale_set_difficulty(e.ale, e.difficulty) != CP_ALE_OK:
-                return self._fail(i, "setDifficulty")
-            e.loaded = 1
-            e.seed_pending = 0
-            e.reload_pending = 0
-            e.life_lost = 0
+            if self._load(i, e) != ST_OK:
+                return ST_ENGINE_ERROR
         if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
             return self._fail(i, "game_over")
         # EnvPool's episodic life: after a life loss the same game goes on (no reset_game,
@@ -524,7 +531,7 @@ cdef class AlePool(Engine):
             return self._fail(i, "game_over")
         return self._info(i, e, 0.0, over)
 
-    cdef int env_step(self, Py_ssize_t i) noexcept nogil:
+    cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef AleEnv* e = &self.envs[i]
         cdef int a = self.aset[self.act_p[i]]
         cdef int t, r = 0, over = 0, lives = 0, fs = e.frame_skip
@@ -559,6 +566,57 @@ cdef class AlePool(Engine):
         e.lives = lives
         self.rew[i] = _sign(reward) if e.reward_clip else reward
         return self._info(i, e, reward, over)
+
+    # ------------------------------------------------------------------ state
+    # An env's Atari state: ALE's own serialized state (console, game, sticky-action stream),
+    # the two screen buffers a step max-pools (an early game over reuses them), and the
+    # bookkeeping of lives, game steps and pending seeds. Its options stay the env's own.
+    def _family_signature(self):
+        return ("atari", self._rom, self.channels, int(self.raw_size), self.stack_num)
+
+    def _env_state(self, Py_ssize_t i):
+        cdef AleEnv* e = &self.envs[i]
+        cdef char* data = NULL
+        cdef size_t size = 0
+        ale = None
+        if e.loaded:
+            if cp_ale_save_state(e.ale, &data, &size) != CP_ALE_OK:
+                raise RuntimeError(f"cypool: ALE cannot save env {i}'s state: "
+                                   f"{cp_ale_last_error().decode()}")
+            try:
+                ale = data[:size]
+            finally:
+                free(data)
+        return {"ale": ale, "buf0": (<char*> e.buf0)[:self.raw_size],
+                "buf1": (<char*> e.buf1)[:self.raw_size],
+                "counters": (e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed)}
+
+    def _check_env_state(self, Py_ssize_t i, state):
+        if (not isinstance(state, dict) or not isinstance(state.get("buf0"), bytes)
+                or len(state["buf0"]) != self.raw_size or len(state.get("buf1", b"")) !=
+                self.raw_size or len(state.get("counters", ())) != 5
+                or not isinstance(state.get("ale"), (bytes, type(None)))):
+            raise ValueError("cypool: not an Atari env state of this game and frame format")
+
+    def _set_env_state(self, Py_ssize_t i, state):
+        cdef AleEnv* e = &self.envs[i]
+        cdef bytes ale = state["ale"]
+        cdef int rc
+        if ale is not None:
+            if not e.loaded or e.reload_pending:     # a ROM with this env's own settings
+                e.seed_pending = 1
+                with nogil:
+                    rc = self._load(i, e)
+                if rc != ST_OK:
+                    raise RuntimeError(f"cypool: env {i}: {self.slots[i].errmsg.decode()}")
+            if cp_ale_load_state(e.ale, ale, len(ale)) != CP_ALE_OK:
+                raise RuntimeError(f"cypool: ALE cannot restore env {i}'s state: "
+                                   f"{cp_ale_last_error().decode()}")
+        memcpy(e.buf0, <const char*> state["buf0"], self.raw_size)
+        memcpy(e.buf1, <const char*> state["buf1"], self.raw_size)
+        e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed = state["counters"]
+        if ale is None:
+            e.seed_pending = 1      # never loaded there: the next reset loads with ale_seed
 
 
 # ---------------------------------------------------------------------- bench helper

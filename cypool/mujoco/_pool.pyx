@@ -10,14 +10,18 @@ task's kernels an MjEnv of pointers into env i's rows.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int64_t, uintptr_t
 cimport numpy as cnp
+
+import hashlib
 
 import numpy as np
 
 from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
-                                       mj_version, mj_versionString, mjVERSION_HEADER)
+                                       mj_version, mj_versionString, mjVERSION_HEADER,
+                                       mjNWARNING)
 from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state,
                                   cp_load_xml, cp_make_data)
@@ -114,6 +118,7 @@ cdef class MjPool(Engine):
     cdef long long* warn_p
     cdef double* scratch      # nq + nv doubles per env (MjEnv.qpos_buf, qvel_buf)
     cdef Py_ssize_t scratch_w
+    cdef bytes _model_digest  # identifies the model in state signatures
 
     def __cinit__(self, *args, **kwargs):
         self.m = NULL
@@ -134,8 +139,8 @@ cdef class MjPool(Engine):
             if "allocate" in msg.lower() or "memory" in msg.lower():
                 raise MemoryError(f"cypool: out of memory loading {xml_path}: {msg}")
             raise ValueError(f"cypool: MuJoCo could not load {xml_path}: {msg}")
-        self._init_engine(num_envs, num_threads, max_episode_steps, (obs_dim,), np.float64,
-                          info_width)
+        self._init_engine(num_envs, num_threads, max_episode_steps,
+                          [("obs", (obs_dim,), np.float64)], info_width)
         self.d = <mjData**> calloc(num_envs, sizeof(mjData*))
         self.warn_before = <int*> calloc(num_envs, sizeof(int))
         self.scratch_w = self.m.nq + self.m.nv
@@ -206,7 +211,7 @@ cdef class MjPool(Engine):
         e.qpos_buf = self.scratch + i * self.scratch_w
         e.qvel_buf = e.qpos_buf + self.m.nq
 
-    cdef int env_reset(self, Py_ssize_t i) noexcept nogil:
+    cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef MjEnv e
         cdef int st
         self._env(i, &e)
@@ -215,7 +220,7 @@ cdef class MjPool(Engine):
         self.warn_p[i] = 0
         return ST_OK if st == 0 else ST_ENGINE_ERROR
 
-    cdef int env_step(self, Py_ssize_t i) noexcept nogil:
+    cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef MjEnv e
         cdef int st, w
         self._env(i, &e)
@@ -224,3 +229,46 @@ cdef class MjPool(Engine):
         self.warn_p[i] = w - self.warn_before[i]
         self.warn_before[i] = w
         return ST_OK if st == 0 else ST_ENGINE_ERROR
+
+    # ------------------------------------------------------------------ state
+    # An env's MuJoCo state is its whole mjData buffer (every array: the integration state
+    # and the derived quantities a task reads before stepping, such as Humanoid's centre of
+    # mass), its time and warning counters: restored into another mjData of the same model,
+    # the next step is bit-identical. The arena (contacts, constraints) is rebuilt by every
+    # step and is not kept.
+    def _family_signature(self):
+        if self._model_digest is None:
+            self._model_digest = hashlib.sha256(
+                (<char*> self.m.buffer)[:self.m.nbuffer]).digest()
+        return ("mujoco", self.m.nq, self.m.nv, self.m.na, self.m.nu,
+                int(self.d[0].nbuffer), self._model_digest)
+
+    def _env_state(self, Py_ssize_t i):
+        cdef mjData* d = self.d[i]
+        cdef int k
+        if self.m.nplugin > 0:
+            raise ValueError("cypool: env states of models with plugins are not supported "
+                             "(a plugin's state lives outside mjData)")
+        return {"buffer": (<char*> d.buffer)[:d.nbuffer], "time": d.time,
+                "warnings": [(d.warning[k].lastinfo, d.warning[k].number)
+                             for k in range(mjNWARNING)],
+                "warn": (self.warn_before[i], int(self.warn_p[i])),
+                "act_f32": int(self.f32_p[i])}
+
+    def _check_env_state(self, Py_ssize_t i, state):
+        if (not isinstance(state, dict) or not isinstance(state.get("buffer"), bytes)
+                or len(state["buffer"]) != self.d[i].nbuffer
+                or len(state.get("warnings", ())) != mjNWARNING):
+            raise ValueError("cypool: not a MuJoCo env state of this model")
+
+    def _set_env_state(self, Py_ssize_t i, state):
+        cdef mjData* d = self.d[i]
+        cdef const char* buf = state["buffer"]
+        cdef int k
+        memcpy(d.buffer, buf, d.nbuffer)
+        d.time = state["time"]
+        for k, (lastinfo, number) in enumerate(state["warnings"]):
+            d.warning[k].lastinfo = lastinfo
+            d.warning[k].number = number
+        self.warn_before[i], self.warn_p[i] = state["warn"]
+        self.f32_p[i] = state["act_f32"]

@@ -9,6 +9,7 @@ import numpy as np
 import gymnasium as gym
 import mujoco
 
+from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
 from cypool.mujoco.tasks._config import check_noise_scale
@@ -209,7 +210,7 @@ class MujocoFamily:
         w = self.engine.warnings if ids is None else self.engine.warnings[ids]
         if not w.any():          # the usual case
             return
-        hit = (kinds == 1) & (w > 0)
+        hit = (kinds == INFO_KINDS["step"]) & (w > 0)
         if hit.any():
             info["mujoco_warnings"] = np.where(hit, w, 0)
             info["_mujoco_warnings"] = hit

@@ -3,6 +3,7 @@
 
 cdef extern from "mujoco/mujoco.h" nogil:
     ctypedef double mjtNum
+    ctypedef long long mjtSize
     int mjVERSION_HEADER
     int mjNWARNING
 
@@ -17,6 +18,9 @@ cdef extern from "mujoco/mujoco.h" nogil:
         int nbody                    # number of bodies
         int nsite                    # number of sites
         int ntendon                  # number of tendons
+        mjtSize nplugin              # number of plugin instances
+        mjtSize nbuffer              # number of bytes in buffer
+        void* buffer                 # main buffer; all pointers point in it    (nbuffer)
         mjOption opt                 # physics options
         mjtNum* qpos0                # qpos values at default pose              (nq x 1)
         mjtNum* body_mass            # mass                                     (nbody x 1)
@@ -27,6 +31,8 @@ cdef extern from "mujoco/mujoco.h" nogil:
         int number                   # how many times was warning raised
 
     ctypedef struct mjData:
+        mjtSize nbuffer              # size of main buffer in bytes
+        void* buffer                 # main buffer; all pointers point in it    (nbuffer bytes)
         mjWarningStat* warning       # warning statistics (array of mjNWARNING)
         mjtNum time                  # simulation time
         mjtNum* qpos                 # position                                 (nq x 1)
