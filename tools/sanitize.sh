@@ -73,6 +73,24 @@ if [ "$(cat "$WORK/flags.stamp" 2>/dev/null)" != "$ASAN_CFLAGS" ]; then
     rm -rf "$WORK/build"
     echo "$ASAN_CFLAGS" >"$WORK/flags.stamp"
 fi
+# The copy keeps the checkout's file times, and the work directory may hold extensions built
+# from another tree (another clone, an older commit): setuptools' "source newer than the .so"
+# test cannot see that. So the checksums of the sources of the last build are kept, and every
+# source that differs now is touched (rebuilt, with everything that depends on it); with no
+# record, everything is rebuilt.
+sources() {
+    (cd "$SRC" && find cypool buildtools setup.py -type f \( -name '*.pyx' -o -name '*.pxd' \
+        -o -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' -o -name '*.py' \) \
+        -print0 | sort -z | xargs -0 sha256sum)
+}
+sources >"$WORK/sources.new"
+if [ -f "$WORK/sources.built" ]; then
+    diff "$WORK/sources.built" "$WORK/sources.new" | awk '/^>/ {print $3}' | while read -r f; do
+        touch "$SRC/$f"
+    done
+else
+    find "$SRC" -name '*.so' -delete
+fi
 (
     cd "$SRC"
     CFLAGS="$ASAN_CFLAGS" CXXFLAGS="$ASAN_CFLAGS" LDFLAGS="-fsanitize=address" \
@@ -80,6 +98,7 @@ fi
         "$PY" setup.py -q build_ext --inplace --build-temp "$WORK/build" >"$WORK/build.log" 2>&1 \
         || { tail -40 "$WORK/build.log"; echo "sanitize.sh: ASan build failed (log: $WORK/build.log)" >&2; exit 2; }
 )
+mv "$WORK/sources.new" "$WORK/sources.built"
 syms=$(nm -D "$SRC"/cypool/_core/_engine*.so)
 if ! grep -q __asan_init <<<"$syms"; then
     echo "sanitize.sh: $SRC/cypool/_core/_engine*.so is not instrumented" >&2
