@@ -22,7 +22,7 @@ from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
                                        mj_version, mj_versionString, mjVERSION_HEADER,
                                        mjNWARNING)
-from cypool.mujoco._task cimport (MjEnv, MjTask, MjGuard, cp_install_log_handler, cp_set_timers,
+from cypool.mujoco._task cimport (MjEnv, MjTask, MJ_TASK_ABI, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state,
                                   cp_load_xml, cp_make_data)
 from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
@@ -131,6 +131,7 @@ cdef class MjPool(Engine):
                  Py_ssize_t info_width):
         cdef char err[1000]
         cdef Py_ssize_t i
+        cdef MjTask* task
         cdef bytes path = xml_path.encode()
         err[0] = 0
         self.m = cp_load_xml(path, err, 1000)
@@ -153,7 +154,12 @@ cdef class MjPool(Engine):
             if self.d[i] == NULL:
                 raise MemoryError(f"cypool: out of memory creating MuJoCo data for env {i} of "
                                   f"{num_envs} ({err.decode(errors='replace')})")
-        self.task = (<MjTask*> PyCapsule_GetPointer(task_capsule, "cypool.MjTask"))[0]
+        task = <MjTask*> PyCapsule_GetPointer(task_capsule, "cypool.MjTask")
+        if task.abi != MJ_TASK_ABI or task.size != sizeof(MjTask):
+            raise ImportError(f"cypool: the task module was built against MjTask layout "
+                              f"{task.abi} ({task.size} bytes), this cypool uses "
+                              f"{MJ_TASK_ABI} ({sizeof(MjTask)} bytes): rebuild it")
+        self.task = task[0]
         self.set_params(params)
         self.nu = self.m.nu
         self.actions = np.zeros((num_envs, self.nu), np.float64)

@@ -3,6 +3,7 @@
 # A task module defines two `noexcept nogil` functions over an MjEnv and exports them as an
 # MjTask through a capsule (`task_capsule()`); the pool calls them for one env at a time,
 # from any OpenMP thread. They may only touch the MjEnv they are given.
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t
 from numpy.random cimport bitgen_t
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData, mjtNum
@@ -40,9 +41,23 @@ ctypedef struct MjEnv:
 
 ctypedef int (*mj_task_fn)(MjEnv* e) noexcept nogil
 
+# Version of the MjEnv/MjTask layout: a task module built against another layout is refused
+# when a pool reads its capsule (abi and size are checked), instead of being called wrongly.
+cdef enum:
+    MJ_TASK_ABI = 1
+
 ctypedef struct MjTask:
+    int abi              # MJ_TASK_ABI of the headers the task was built with (export_task)
+    int size             # sizeof(MjTask) there
     mj_task_fn reset     # mj_resetData, draw noise, set_state; write obs and reset info
     mj_task_fn step      # do_simulation(act, frame_skip); write obs, reward, terminated, info
+
+
+cdef inline object export_task(MjTask* task):
+    """The capsule a task module's task_capsule() returns: stamps the layout version."""
+    task.abi = MJ_TASK_ABI
+    task.size = sizeof(MjTask)
+    return PyCapsule_New(task, "cypool.MjTask", NULL)
 
 
 cdef inline int sim_step(MjEnv* e, int nframe) noexcept nogil:

@@ -1,9 +1,8 @@
 """Ant-v5 (gymnasium.envs.mujoco.ant_v5): kernels and configuration."""
-from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport INFINITY
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy
 from cypool.mujoco._numeric cimport ctrl_cost, clip, all_finite
 from cypool.mujoco.tasks._common cimport obs_qpos_qvel, xy_info, cfrc_sum_sq
 
@@ -133,4 +132,4 @@ TASK.step = _step
 
 
 def task_capsule():
-    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
+    return export_task(&TASK)

@@ -1,7 +1,6 @@
 """Hopper-v5 (gymnasium.envs.mujoco.hopper_v5): kernels and configuration."""
-from cpython.pycapsule cimport PyCapsule_New
 
-from cypool.mujoco._task cimport MjEnv, MjTask
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask
 from cypool.mujoco.tasks._planar cimport (planar_reset, planar_step, NPARAM, P_FRAME_SKIP,
     P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_STATE_LO, P_STATE_HI,
     P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE)
@@ -70,4 +69,4 @@ TASK.step = _step
 
 
 def task_capsule():
-    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
+    return export_task(&TASK)

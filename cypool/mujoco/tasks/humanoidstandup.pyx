@@ -1,8 +1,7 @@
 """HumanoidStandup-v5 (gymnasium.envs.mujoco.humanoidstandup_v5): kernels and configuration."""
-from cpython.pycapsule cimport PyCapsule_New
 
 from cypool.mujoco._mj.mujoco cimport mjData
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy
 from cypool.mujoco.tasks._humanoid cimport (humanoid_obs, humanoid_obs_dim, tendon_info,
     humanoid_ctrl_cost, humanoid_contact_cost)
 
@@ -116,4 +115,4 @@ TASK.step = _step
 
 
 def task_capsule():
-    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
+    return export_task(&TASK)

@@ -1,10 +1,9 @@
 """InvertedDoublePendulum-v5 (gymnasium.envs.mujoco.inverted_double_pendulum_v5): kernels and
 configuration."""
-from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport sin, cos
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy
 from cypool.mujoco._numeric cimport clip
 
 import numpy as np
@@ -113,4 +112,4 @@ TASK.step = _step
 
 
 def task_capsule():
-    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
+    return export_task(&TASK)

@@ -1,9 +1,8 @@
 """InvertedPendulum-v5 (gymnasium.envs.mujoco.inverted_pendulum_v5): kernels and configuration."""
-from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport fabs, INFINITY
 
 from cypool.mujoco._mj.mujoco cimport mjModel
-from cypool.mujoco._task cimport MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy
 from cypool.mujoco._numeric cimport all_finite
 from cypool.mujoco.tasks._common cimport obs_qpos_qvel
 
@@ -74,4 +73,4 @@ TASK.step = _step
 
 
 def task_capsule():
-    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
+    return export_task(&TASK)

@@ -1,10 +1,9 @@
 """Reacher-v5 (gymnasium.envs.mujoco.reacher_v5): kernels and configuration."""
-from cpython.pycapsule cimport PyCapsule_New
 from libc.math cimport sin, cos
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport (MjEnv, MjTask, sim_step, sim_reset_data, sim_set_state,
-                                  np_norm)
+from cypool.mujoco._task cimport (export_task, MjEnv, MjTask, sim_step, sim_reset_data,
+                                  sim_set_state, np_norm)
 from cypool.mujoco._numeric cimport ctrl_cost, uniform_fill
 from cypool.mujoco.tasks._common cimport body_dist
 
@@ -129,4 +128,4 @@ TASK.step = _step
 
 
 def task_capsule():
-    return PyCapsule_New(&TASK, "cypool.MjTask", NULL)
+    return export_task(&TASK)
