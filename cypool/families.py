@@ -85,12 +85,17 @@ class FamilyEntry:
     default_max_episode_steps
         The truncation limit an id gets when ``max_episode_steps`` is None (None: no limit in
         the engine; the family may keep its own).
+    module
+        An importable module whose import registers the family (None: the family is built
+        in). Processes cypool starts (the Ray backend's actors) import it before making
+        envs, so a family registered by a user's package works there too.
     """
 
     name: str
     env_ids: Callable[[], list]
     make: Callable[..., Family]
     default_max_episode_steps: Callable[[str], int | None]
+    module: str | None = None
 
 
 _FAMILIES: dict[str, FamilyEntry] = {}
@@ -98,10 +103,12 @@ _FAMILIES: dict[str, FamilyEntry] = {}
 
 def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..., Family],
                     default_max_episode_steps: Callable[[str], int | None] = lambda env_id: None,
+                    module: str | None = None,
                     api_version: int = FAMILY_API_VERSION) -> FamilyEntry:
     """Register a family under ``name``; its ids become known to ``make_vec``,
     ``make_population``, ``list_envs`` and (at ``cypool.registration.register_all``)
-    gymnasium's registry."""
+    gymnasium's registry. ``module``: see :class:`FamilyEntry` (needed for the Ray
+    backend)."""
     if not isinstance(name, str) or not name:
         raise TypeError("register_family: name must be a non-empty str")
     if api_version != FAMILY_API_VERSION:
@@ -111,9 +118,11 @@ def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..
                       ("default_max_episode_steps", default_max_episode_steps)):
         if not callable(fn):
             raise TypeError(f"register_family: {label} must be callable")
+    if module is not None and (not isinstance(module, str) or not module):
+        raise TypeError("register_family: module must be a module name (str) or None")
     if name in _FAMILIES:
         raise ValueError(f"register_family: a family named {name!r} is already registered")
-    entry = FamilyEntry(name, env_ids, make, default_max_episode_steps)
+    entry = FamilyEntry(name, env_ids, make, default_max_episode_steps, module)
     _FAMILIES[name] = entry
     return entry
 
@@ -138,6 +147,15 @@ def family_for(env_id: str) -> FamilyEntry:
     close = difflib.get_close_matches(env_id, list_envs(), n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise ValueError(f"unknown env id {env_id!r}{hint} (cypool.list_envs() lists them)")
+
+
+def import_family(module: str | None) -> None:
+    """In a process cypool started: import the module that registers a family (no-op for
+    None, or when it is imported already)."""
+    if module is not None:
+        import importlib
+
+        importlib.import_module(module)
 
 
 def list_envs() -> list[str]:
@@ -173,6 +191,8 @@ def _atari_make(*args, **kwargs):
 
 register_family("mujoco", env_ids=_mujoco_ids, make=_mujoco_make,
                 default_max_episode_steps=_mujoco_limit)
+
+
 def _atari_limit(env_id):
     from cypool.atari.games import ENVPOOL_MAX_EPISODE_STEPS   # light: no emulator import
     return ENVPOOL_MAX_EPISODE_STEPS

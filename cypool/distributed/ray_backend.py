@@ -60,12 +60,15 @@ class _PoolWorker:
     original exception (a TypeError for a bad kwarg) instead of a dead actor.
     """
 
-    def __init__(self, env_id, num_envs, num_threads, offset, make_kwargs):
+    def __init__(self, env_id, num_envs, num_threads, offset, make_kwargs, family_module=None):
         self.offset = offset    # global id of this actor's env 0
         self.env = None
         self.error = None
         self.obs_all = None     # the pool's obs buffer (copy=False views it), set by a full reset
         try:
+            from cypool.families import import_family
+
+            import_family(family_module)      # a family registered outside cypool
             self.env = cypool.make_vec(env_id, num_envs, num_threads=num_threads, copy=False,
                                        **make_kwargs)
         except Exception as err:  # noqa: BLE001 - handed to the driver by describe()
@@ -225,7 +228,7 @@ class RayVectorEnv(VectorEnv):
                  ray_init_kwargs: dict | None = None, actor_options: dict | None = None,
                  start_timeout: float = 60.0, **task_kwargs):
         from cypool import _check_num_envs
-        from cypool.registration import family_of
+        from cypool.families import family_for
 
         # state that close() relies on comes first: a failed start still shuts actors down
         self._closed = False
@@ -239,7 +242,7 @@ class RayVectorEnv(VectorEnv):
             raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
         if env_id.startswith("cypool/"):
             env_id = env_id[len("cypool/"):]
-        family_of(env_id)
+        family_module = family_for(env_id).module
         _check_num_envs(num_envs)
         if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)):
             raise TypeError(f"num_workers must be an int, got {type(num_workers).__name__}")
@@ -305,7 +308,7 @@ class RayVectorEnv(VectorEnv):
                     "scheduling_strategy": "SPREAD", "max_restarts": 0, "max_task_retries": 0}
             opts.update(actor_options or {})
             self._actors.append(remote.options(**opts).remote(env_id, hi - lo, threads[w], lo,
-                                                               make_kwargs))
+                                                               make_kwargs, family_module))
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]

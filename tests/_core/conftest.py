@@ -1,4 +1,3 @@
-import os
 import sys
 from pathlib import Path
 
@@ -11,8 +10,7 @@ import walk_family  # noqa: E402
 @pytest.fixture(scope="session")
 def walk():
     """The Walk family, compiled (cached in ~/.cache/cypool/test-walk) and registered."""
-    cache = Path(os.environ.get("CYPOOL_CACHE_DIR", Path.home() / ".cache" / "cypool"))
-    module = walk_family.build_walk(cache / "test-walk")
+    module = walk_family.build_walk(walk_family.default_cache())
     walk_family.register(module)
     yield module
     walk_family.unregister()

@@ -109,10 +109,17 @@ class WalkFamily:
         pass
 
 
+def default_cache() -> Path:
+    return Path(os.environ.get("CYPOOL_CACHE_DIR", Path.home() / ".cache" / "cypool")) / \
+        "test-walk"
+
+
 def register(walk_module):
+    """Register the family; walk_plugin is the module a new process (a Ray actor) imports to
+    register it there."""
     WalkFamily.walk = walk_module
     register_family("walk", env_ids=lambda: ["Walk-v0"], make=WalkFamily,
-                    default_max_episode_steps=lambda env_id: LIMIT)
+                    default_max_episode_steps=lambda env_id: LIMIT, module="walk_plugin")
 
 
 def unregister():

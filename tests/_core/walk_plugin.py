@@ -1,0 +1,8 @@
+"""Importing this registers the Walk family (what a plugin package's module would do): the
+module name a Ray actor imports to know the family (register_family(module=...))."""
+from cypool.families import _FAMILIES
+
+import walk_family
+
+if "walk" not in _FAMILIES:
+    walk_family.register(walk_family.build_walk(walk_family.default_cache()))
