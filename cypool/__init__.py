@@ -24,10 +24,9 @@ def get_include() -> list[str]:
 
 
 def _check_num_envs(num_envs):
-    if isinstance(num_envs, bool) or not isinstance(num_envs, int):
-        raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
-    if num_envs < 1:
-        raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+    from cypool._validate import check_int
+
+    return check_int("num_envs", num_envs, 1)
 
 
 def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
@@ -91,9 +90,10 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     threads = _resolve_num_threads(num_threads, num_envs)
     if max_episode_steps is None:
         max_episode_steps = family.default_max_episode_steps(env_id)
-    elif isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) \
-            or not 1 <= max_episode_steps < 2**63:
-        raise ValueError(f"max_episode_steps must be an int >= 1 or None, got {max_episode_steps!r}")
+    else:
+        from cypool._validate import check_limit
+
+        max_episode_steps = check_limit(max_episode_steps)
     from cypool.vector import parse_autoreset_mode
 
     mode = parse_autoreset_mode(autoreset_mode)

@@ -2,6 +2,8 @@
 import os
 import warnings
 
+from cypool._validate import check_int
+
 
 def usable_cores():
     """CPUs this process may run on: the affinity mask, capped by a cgroup v2 CPU quota."""
@@ -25,10 +27,7 @@ def resolve_num_threads(num_threads, num_envs):
         env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
         num_threads = int(env) if env.isdigit() and int(env) > 0 else usable_cores()
         return max(1, min(num_threads, num_envs))
-    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
-        raise TypeError(f"num_threads must be an int or None, got {type(num_threads).__name__}")
-    if num_threads < 1:
-        raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+    num_threads = check_int("num_threads", num_threads, 1, what="an int or None")
     cores = usable_cores()
     if num_threads > cores:
         warnings.warn(f"cypool: num_threads={num_threads} exceeds the {cores} usable cores; "

@@ -31,6 +31,7 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError
+from cypool._validate import check_int, check_limit, is_int
 from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, parse_autoreset_mode
 
 __all__ = ["make_population", "PopulationEnv"]
@@ -39,11 +40,7 @@ _SEED_MODES = ("tree", "parity")
 
 
 def _check_count(x, name):
-    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(x).__name__}")
-    if x < 1:
-        raise ValueError(f"{name} must be >= 1, got {x}")
-    return int(x)
+    return check_int(name, x, 1)
 
 
 class _TreeSeeder:
@@ -125,13 +122,13 @@ class PopulationEnv:
         self._family = family
         self._engine = family.engine
         self._seeder = _TreeSeeder(self._engine, E, getattr(family, "seed_env", None))
-        family.seed_env = self._seeder       # the façade's seeding hook (see VectorEnv)
         self.member_batch = P if member_batch is None else member_batch
         self.is_async = self.member_batch < P
         self.episode_window = episode_window
         self._engine.set_groups(E, episode_window)
         self.vec = VectorEnv(family, env_id=env_id, seed=None, autoreset_mode=autoreset_mode,
-                             copy=False, batch_size=E if self.is_async else None)
+                             copy=False, batch_size=E if self.is_async else None,
+                             seeder=self._seeder)
         if self.is_async:
             self.vec._use_members(E)
         self._last_members = None            # members of the last recv (async step default)
@@ -171,17 +168,13 @@ class PopulationEnv:
         return np.arange(k * E, (k + 1) * E, dtype=np.int64)
 
     def _check_member(self, k):
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-            raise TypeError(f"member must be an int, got {type(k).__name__}")
-        if not 0 <= k < self.population_size:
-            raise ValueError(f"member must be in [0, {self.population_size}), got {k}")
-        return int(k)
+        return check_int("member", k, 0, self.population_size)
 
     def _members_mask(self, members):
         P = self.population_size
         if members is None:
             return np.ones(P, np.bool_)
-        if isinstance(members, (int, np.integer)) and not isinstance(members, (bool, np.bool_)):
+        if is_int(members):
             mask = np.zeros(P, np.bool_)
             mask[self._check_member(members)] = True
             return mask
@@ -248,7 +241,7 @@ class PopulationEnv:
         out = np.empty((P, E), dtype=object)
         if seed is None:
             return out
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if is_int(seed):
             root = self._check_root(seed)
             for k in range(P):
                 for j in range(E):
@@ -426,7 +419,7 @@ class PopulationEnv:
                 return self._last_members
             raise ValueError("cypool: send(actions) needs members (or actions for the members "
                              "of the last recv(), or for every member when none is in flight)")
-        if isinstance(members, (int, np.integer)) and not isinstance(members, (bool, np.bool_)):
+        if is_int(members):
             return np.array([self._check_member(members)], np.int64)
         m = np.asarray(members)
         if m.ndim != 1 or m.size == 0 or m.dtype.kind not in "iu":
@@ -743,11 +736,7 @@ class PopulationEnv:
         return f"cypool.PopulationEnv({self.env_id}, {state}, num_threads={self.num_threads})"
 
 
-def _check_limit(limit):
-    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)) \
-            or not 1 <= limit < 2**63:
-        raise ValueError(f"max_episode_steps must be an int >= 1, got {limit!r}")
-    return int(limit)
+_check_limit = check_limit
 
 
 def _member_kwargs_list(member_kwargs, P):
@@ -847,13 +836,8 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
         if "max_episode_steps" in m:
             m["max_episode_steps"] = _check_limit(m["max_episode_steps"])
     if member_batch is not None:
-        member_batch = _check_count(member_batch, "member_batch")
-        if member_batch > P:
-            raise ValueError(f"member_batch must be in [1, population_size={P}], got "
-                             f"{member_batch}")
-    if isinstance(episode_window, (bool, np.bool_)) or not isinstance(
-            episode_window, (int, np.integer)) or episode_window < 0:
-        raise ValueError(f"episode_window must be an int >= 0, got {episode_window!r}")
+        member_batch = check_int("member_batch", member_batch, 1, P, closed_high=True)
+    episode_window = check_int("episode_window", episode_window, 0)
     mode = parse_autoreset_mode(autoreset_mode)
     task_kw = [{n: v for n, v in m.items() if n != "max_episode_steps"} for m in mk]
     per_env = [task_kw[k] for k in range(P) for _ in range(E)]

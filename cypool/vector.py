@@ -33,6 +33,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError, EngineError
+from cypool._validate import check_int, check_timeout, is_int
 
 from cypool._core._engine import INFO_KINDS, OPS
 
@@ -58,11 +59,7 @@ def parse_autoreset_mode(mode) -> AutoresetMode:
 
 
 def _check_seed(s, name="seed"):
-    if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
-        raise TypeError(f"{name} must be an int or None, got {type(s).__name__}")
-    if s < 0 or s >= _MAX_SEED:
-        raise ValueError(f"{name} must be in [0, 2**63), got {s}")
-    return int(s)
+    return check_int(name, s, 0, _MAX_SEED, what="an int or None")
 
 
 class VectorEnv(gym.vector.VectorEnv):
@@ -74,13 +71,17 @@ class VectorEnv(gym.vector.VectorEnv):
     """
 
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
-                 copy: bool = True, batch_size: int | None = None):
+                 copy: bool = True, batch_size: int | None = None, seeder=None):
+        """``seeder(i, seed)``: installs env i's random stream for an int seed, or for None
+        when the env has none yet (default: the family's ``seed_env`` if it has one, else a
+        PCG64 seeded as gymnasium seeds); populations pass their own."""
         self._closed = True                      # until construction succeeds (see __del__)
         self._parent_pid = None                  # set in a forked child: the pool's owner
         self._lock = threading.RLock()           # one caller at a time mutates the pool
         self._recv_lock = threading.Lock()       # one recv() waits at a time
         self._family = family
         self._engine = family.engine
+        self._seeder = seeder if seeder is not None else getattr(family, "seed_env", None)
         self.env_id = env_id
         self.num_envs = int(self._engine.num_envs)
         self.num_threads = int(self._engine.num_threads)
@@ -106,11 +107,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self._layout = list(family.info_layout)
         if batch_size is None:
             batch_size = n
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-            raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")
-        if not 1 <= batch_size <= n:
-            raise ValueError(f"batch_size must be in [1, num_envs={n}], got {batch_size}")
-        self.batch_size = int(batch_size)
+        self.batch_size = check_int("batch_size", batch_size, 1, n, closed_high=True)
         self.is_async = self.batch_size < n
         self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
         # the engine marks envs in flight and idle in the same native call that queues and
@@ -141,7 +138,7 @@ class VectorEnv(gym.vector.VectorEnv):
             seed = self._default_seed
         if seed is None:
             seeds = [None] * n
-        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        elif is_int(seed):
             s = _check_seed(seed)
             if s + n > _MAX_SEED:
                 raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {s}")
@@ -157,8 +154,7 @@ class VectorEnv(gym.vector.VectorEnv):
 
     def _apply_seeds(self, seeds, mask):
         n = self.num_envs
-        # a family may seed its envs its own way (family.seed_env(i, seed or None))
-        seeder = getattr(self._family, "seed_env", None)
+        seeder = self._seeder
         for i in range(n):
             if not mask[i]:
                 continue
@@ -414,7 +410,7 @@ class VectorEnv(gym.vector.VectorEnv):
             self._wait(engine, count, timeout)
             with self._lock:
                 self._check_open()
-                members = -engine.take_ready(count, self._flags) - 1
+                members = engine.take_ready_groups(count, self._flags)
                 ids = self._member_rows(members)
                 E = self._unit
                 sel = slice(members[0] * E, (members[0] + 1) * E) if count == 1 else ids
@@ -623,15 +619,7 @@ class VectorEnv(gym.vector.VectorEnv):
         return {k: v.copy() if copy else _read_only(v) for k, v in out.items()}
 
 
-def _check_timeout(timeout):
-    if timeout is None:
-        return
-    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, (int, float, np.integer,
-                                                                         np.floating)):
-        raise TypeError(f"timeout must be a number of seconds or None, got "
-                        f"{type(timeout).__name__}")
-    if not timeout >= 0:        # negative or NaN
-        raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+_check_timeout = check_timeout
 
 
 def _read_only(a):

@@ -392,7 +392,7 @@ def test_member_max_episode_steps():
         pop.set_member_kwargs(0, max_episode_steps=0)
     assert pop.member_kwargs(0)["max_episode_steps"] == 5       # nothing half-applied
     pop.close()
-    with pytest.raises(ValueError, match="max_episode_steps"):
+    with pytest.raises(TypeError, match="max_episode_steps"):      # a wrong type
         make_population(TASK, 2, 1, member_kwargs=[{"max_episode_steps": 2.5}, {}])
 
 

@@ -488,6 +488,14 @@ cdef class Engine:
                 _mark(&o[0], got, self.group_size, flags, 0)
         return out[:got]
 
+    def take_ready_groups(self, int64_t n, uint8_t[::1] in_flight=None):
+        """take_ready for a pool driven group by group (submit_groups): the group ids, in
+        completion order. The queue's encoding of groups (-(g + 1)) stays in this file."""
+        items = self.take_ready(n, in_flight)
+        if (items >= 0).any():
+            raise RuntimeError("cypool: an env item was queued in a pool driven by groups")
+        return -items - 1
+
     def _check_team(self):
         if self.aq == NULL:
             raise RuntimeError("cypool: the pool's worker team is stopped (env closed)")

@@ -39,13 +39,13 @@ with them; an unseeded one keeps ALE's sticky-action stream going). The others
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import gymnasium as gym
 
 from cypool.atari import games
 from cypool.errors import check_known_kwargs
+from cypool._validate import check_limit, check_number, is_int
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
 
@@ -75,8 +75,7 @@ RAW_H, RAW_W = 210, 160
 MAX_IMG = 4096
 
 
-def _is_int(v):
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+_is_int = is_int
 
 
 def merge_kwargs(env_id: str, kwargs: dict) -> dict:
@@ -99,12 +98,8 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     for k in ("img_height", "img_width"):
         if kw[k] > MAX_IMG:
             raise ValueError(f"{k} must be <= {MAX_IMG}, got {kw[k]}")
-    p = kw["repeat_action_probability"]
-    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer, np.floating)):
-        raise TypeError(f"repeat_action_probability must be a number, got {p!r}")
-    if not (math.isfinite(p) and 0.0 <= p <= 1.0):
-        raise ValueError(f"repeat_action_probability must be in [0, 1], got {p}")
-    kw["repeat_action_probability"] = float(p)
+    kw["repeat_action_probability"] = check_number("repeat_action_probability",
+                                                   kw["repeat_action_probability"], 0.0, 1.0)
     for k in ("mode", "difficulty"):
         v = kw[k]
         if v is None:
@@ -120,14 +115,7 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
 
 def _check_limit(limit):
     """A time limit in agent steps: an int >= 1, or None for EnvPool's default."""
-    if limit is None:
-        return MAX_EPISODE_STEPS
-    if not _is_int(limit):
-        raise TypeError(f"max_episode_steps must be an int or None, got {limit!r}")
-    if not 1 <= limit < 2**63:
-        raise ValueError(f"max_episode_steps must be >= 1 (or None: {MAX_EPISODE_STEPS}), "
-                         f"got {limit}")
-    return int(limit)
+    return MAX_EPISODE_STEPS if limit is None else check_limit(limit)
 
 
 class AtariFamily:

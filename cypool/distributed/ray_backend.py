@@ -39,6 +39,7 @@ from ray.exceptions import ObjectLostError, RayActorError, RayTaskError
 import cypool
 from cypool.distributed import WorkerDiedError
 from cypool.errors import CypoolError, EngineError
+from cypool._validate import check_int, check_number, is_int
 from cypool.vector import _MAX_SEED, VectorEnv, _check_seed, parse_autoreset_mode
 
 _WAIT_S = 0.05          # longest single ray.wait: Ctrl-C and timeouts are checked this often
@@ -244,27 +245,16 @@ class RayVectorEnv(VectorEnv):
             env_id = env_id[len("cypool/"):]
         family_module = family_for(env_id).module
         _check_num_envs(num_envs)
-        if isinstance(num_workers, bool) or not isinstance(num_workers, (int, np.integer)):
-            raise TypeError(f"num_workers must be an int, got {type(num_workers).__name__}")
-        if not 1 <= num_workers <= num_envs:
-            raise ValueError(f"num_workers must be in [1, num_envs={num_envs}], got "
-                             f"{num_workers}")
-        if num_threads is not None and (isinstance(num_threads, bool)
-                                        or not isinstance(num_threads, int) or num_threads < 1):
-            raise ValueError(f"num_threads (per worker) must be an int >= 1 or None, got "
-                             f"{num_threads!r}")
-        if num_cpus_per_worker is not None and (
-                isinstance(num_cpus_per_worker, bool)
-                or not isinstance(num_cpus_per_worker, (int, float)) or num_cpus_per_worker < 0):
-            raise ValueError(f"num_cpus_per_worker must be a number >= 0 or None, got "
-                             f"{num_cpus_per_worker!r}")
+        num_workers = check_int("num_workers", num_workers, 1, num_envs, closed_high=True)
+        if num_threads is not None:
+            num_threads = check_int("num_threads (per worker)", num_threads, 1,
+                                    what="an int or None")
+        if num_cpus_per_worker is not None:
+            num_cpus_per_worker = check_number("num_cpus_per_worker", num_cpus_per_worker, 0.0)
         mode = parse_autoreset_mode(autoreset_mode)
         if batch_size is None:
             batch_size = num_envs
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
-            raise TypeError(f"batch_size must be an int, got {type(batch_size).__name__}")
-        if not 1 <= batch_size <= num_envs:
-            raise ValueError(f"batch_size must be in [1, num_envs={num_envs}], got {batch_size}")
+        batch_size = check_int("batch_size", batch_size, 1, num_envs, closed_high=True)
         self._default_seed = None if seed is None else _check_seed(seed)
 
         self.env_id = env_id
@@ -407,7 +397,7 @@ class RayVectorEnv(VectorEnv):
             seed = self._default_seed
         if seed is None:
             return None
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        if is_int(seed):
             s = _check_seed(seed)
             if s + n > _MAX_SEED:
                 raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {s}")

@@ -12,6 +12,7 @@ import mujoco
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
+from cypool._validate import C_INT_END, check_int, is_number
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool
 
@@ -87,15 +88,10 @@ def merge_kwargs(env_id, mod, kwargs):
                 pair = ()
             if len(pair) != 2 or any(isinstance(x, (bool, np.bool_, str)) for x in v):
                 raise TypeError(f"{k} must be a pair of numbers (low, high), got {v!r}")
-    fs = kw["frame_skip"]
-    if isinstance(fs, bool) or not isinstance(fs, (int, np.integer)):
-        raise TypeError(f"frame_skip must be an int, got {type(fs).__name__}")
-    if not 1 <= fs < 2**31:
-        raise ValueError(f"frame_skip must be in [1, 2**31), got {fs!r}")
+    kw["frame_skip"] = check_int("frame_skip", kw["frame_skip"], 1, C_INT_END)
     for k, v in kw.items():
-        if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float):
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
-                raise TypeError(f"{k} must be a number, got {type(v).__name__}")
+        if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float) and not is_number(v):
+            raise TypeError(f"{k} must be a number, got {type(v).__name__}")
     if "reset_noise_scale" in kw:
         check_noise_scale(kw)
     return kw

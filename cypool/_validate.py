@@ -1,0 +1,67 @@
+"""Checks of user-facing arguments, shared by every entry point (make_vec, make_population,
+the façade, the families, the Ray backend): a wrong type is a TypeError, a value out of
+range a ValueError, and both name the argument. Nothing else in cypool hand-writes them."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+INT64_END = 2**63      # time limits and seeds are kept in int64
+C_INT_END = 2**31      # values handed to C ints (frame_skip, noop_max, ...)
+
+
+def is_int(v) -> bool:
+    """An int or numpy integer, not a bool."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def is_number(v) -> bool:
+    """A real number (int, float, numpy scalar), not a bool."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+        v, (bool, np.bool_))
+
+
+def _interval(low, high, closed_high):
+    if high is None:
+        return f">= {low}"
+    return f"in [{low}, {high}{']' if closed_high else ')'}"
+
+
+def check_int(name: str, v, low: int | None = None, high: int | None = None, *,
+              closed_high: bool = False, what: str = "an int") -> int:
+    """``v`` as a Python int, in [low, high) (or [low, high] with closed_high)."""
+    if not is_int(v):
+        raise TypeError(f"{name} must be {what}, got {type(v).__name__} {v!r}")
+    v = int(v)
+    if (low is not None and v < low) or (high is not None and (
+            v > high if closed_high else v >= high)):
+        raise ValueError(f"{name} must be {_interval(low, high, closed_high)}, got {v}")
+    return v
+
+
+def check_number(name: str, v, low: float | None = None, high: float | None = None) -> float:
+    """``v`` as a finite Python float in [low, high]."""
+    if not is_number(v):
+        raise TypeError(f"{name} must be a number, got {type(v).__name__} {v!r}")
+    v = float(v)
+    if not math.isfinite(v) or (low is not None and v < low) or (high is not None and v > high):
+        rng = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be a finite number {rng}, got {v}")
+    return v
+
+
+def check_limit(v, name: str = "max_episode_steps") -> int:
+    """A truncation limit: an int in [1, 2**63)."""
+    return check_int(name, v, 1, INT64_END)
+
+
+def check_timeout(timeout) -> None:
+    """recv's timeout: None or a number of seconds >= 0."""
+    if timeout is None:
+        return
+    if not is_number(timeout):
+        raise TypeError(f"timeout must be a number of seconds or None, got "
+                        f"{type(timeout).__name__}")
+    if not timeout >= 0:        # negative or NaN
+        raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
