@@ -30,6 +30,20 @@ cdef enum:
 cdef enum:
     CALLER_SLOT = 0
 
+# What a family's kernel may touch of env i, handed to it by Engine.row_of(i, &row): its rows
+# of the batch buffers, its random stream and its error message buffer. Kernels use these
+# (and output_row for outputs after "obs"), never the Engine's fields themselves.
+ctypedef struct EnvRow:
+    char* obs              # row i of output 0 ("obs")
+    double* info           # row i of the info matrix (the family's info width)
+    double* rew            # reward
+    uint8_t* term          # terminated
+    uint8_t* trunc         # truncated: the engine sets it from the env's time limit; a family
+                           # with its own limit (Atari) writes it in env_step
+    bitgen_t* rng          # env i's numpy stream
+    char* err              # ERRMSG_LEN bytes: the message of a failed status
+
+
 ctypedef struct Slot:
     int64_t elapsed        # steps since the last reset (truncation counter)
     int64_t limit          # truncate when elapsed reaches this (0: never)
@@ -117,6 +131,8 @@ cdef class Engine:
     cdef int64_t team_size       # threads the team's parallel region really has
 
     # a family's hooks: per env (on thread slot `slot`), and once per thread slot
+    cdef void row_of(self, Py_ssize_t i, EnvRow* r) noexcept nogil
+    cdef char* output_row(self, int k, Py_ssize_t i) noexcept nogil
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil
     cdef int thread_init(self, int slot) noexcept nogil

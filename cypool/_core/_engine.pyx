@@ -215,6 +215,20 @@ cdef class Engine:
         cdef Py_ssize_t i
         return np.array([self.slots[i].limit for i in range(self.num_envs)], np.int64)
 
+    cdef void row_of(self, Py_ssize_t i, EnvRow* r) noexcept nogil:
+        """Env i's row (see EnvRow), for the family's kernels."""
+        r.obs = self.obs_p + i * self.obs_row
+        r.info = self.info_p + i * self.info_w
+        r.rew = self.rew + i
+        r.term = self.term + i
+        r.trunc = self.trunc + i
+        r.rng = self.rng[i]
+        r.err = self.slots[i].errmsg
+
+    cdef char* output_row(self, int k, Py_ssize_t i) noexcept nogil:
+        """Env i's row of output k (the order of _init_engine's outputs)."""
+        return self.out_p[k] + i * self.out_row[k]
+
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         return ST_ENGINE_ERROR
 

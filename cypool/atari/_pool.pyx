@@ -64,7 +64,7 @@ from numpy.random.c_distributions cimport random_bounded_uint64
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 from cypool.atari._ale.ale_interface cimport ALEInterface
 from cypool.atari._ale.version cimport ALE_VERSION
 from cypool.atari._ale_shim cimport (
@@ -421,8 +421,8 @@ cdef class AlePool(Engine):
         return np.array([self.envs[i].game_steps for i in range(self.num_envs)], np.int64)
 
     # ------------------------------------------------------------------ kernel
-    cdef int _fail(self, Py_ssize_t i, const char* where) noexcept nogil:
-        snprintf(self.slots[i].errmsg, ERRMSG_LEN, "ALE %s: %s", where, cp_ale_last_error())
+    cdef int _fail(self, EnvRow* r, const char* where) noexcept nogil:
+        snprintf(r.err, ERRMSG_LEN, "ALE %s: %s", where, cp_ale_last_error())
         return ST_ENGINE_ERROR
 
     cdef inline int _grab(self, AleEnv* e, uint8_t* out) noexcept nogil:
@@ -430,8 +430,8 @@ cdef class AlePool(Engine):
             return cp_ale_screen_grayscale(e.ale, out, self.raw_size)
         return cp_ale_screen_rgb(e.ale, out, self.raw_size)
 
-    cdef int _info(self, Py_ssize_t i, AleEnv* e, double raw_reward, int over) noexcept nogil:
-        cdef double* row = self.info_p + i * self.info_w
+    cdef int _info(self, EnvRow* r, AleEnv* e, double raw_reward, int over) noexcept nogil:
+        cdef double* row = r.info
         cdef uint8_t ram[CP_ALE_RAM_SIZE]
         cdef int k
         row[INFO_LIVES] = e.lives
@@ -440,16 +440,16 @@ cdef class AlePool(Engine):
         row[INFO_ELAPSED] = <double> e.game_steps
         if self.ram_info:
             if cp_ale_ram(e.ale, ram, CP_ALE_RAM_SIZE) != CP_ALE_OK:
-                return self._fail(i, "getRAM")
+                return self._fail(r, "getRAM")
             for k in range(CP_ALE_RAM_SIZE):
                 row[INFO_RAM + k] = ram[k]
         return ST_OK
 
-    cdef void _push(self, Py_ssize_t i, AleEnv* e, int push_all) noexcept nogil:
+    cdef void _push(self, EnvRow* r, AleEnv* e, int push_all) noexcept nogil:
         """Resize buf0 into the newest stack slot of obs row i (oldest frame first). A full
         push (reset) copies it into every slot; otherwise the older frames shift down by one
         (a memmove of a few tens of kB, cheaper than any bookkeeping for a ring)."""
-        cdef uint8_t* row = <uint8_t*> (self.obs_p + i * self.obs_row)
+        cdef uint8_t* row = <uint8_t*> r.obs
         cdef Py_ssize_t f = self.frame_size, k
         cdef uint8_t* newest = row + (self.stack_num - 1) * f
         if not push_all and self.stack_num > 1:
@@ -459,23 +459,23 @@ cdef class AlePool(Engine):
             for k in range(self.stack_num - 1):
                 memcpy(row + k * f, newest, f)
 
-    cdef int _load(self, Py_ssize_t i, AleEnv* e) noexcept nogil:
+    cdef int _load(self, EnvRow* r, AleEnv* e) noexcept nogil:
         """ale-py's seed_game + load_game: the seed and the settings take effect by loading
         the ROM; a settings change without a new seed keeps ALE's stream."""
         if cp_ale_set_float(e.ale, b"repeat_action_probability",
                             <float> e.sticky) != CP_ALE_OK:
-            return self._fail(i, "setFloat(repeat_action_probability)")
+            return self._fail(r, "setFloat(repeat_action_probability)")
         if e.seed_pending or not e.loaded:
             if cp_ale_set_int(e.ale, b"random_seed", e.ale_seed) != CP_ALE_OK:
-                return self._fail(i, "setInt(random_seed)")
+                return self._fail(r, "setInt(random_seed)")
             if cp_ale_load_rom(e.ale, self.rom_c) != CP_ALE_OK:
-                return self._fail(i, "loadROM")
+                return self._fail(r, "loadROM")
         elif cp_ale_reload_rom_keep_rng(e.ale) != CP_ALE_OK:
-            return self._fail(i, "loadROM")
+            return self._fail(r, "loadROM")
         if e.mode >= 0 and cp_ale_set_mode(e.ale, e.mode) != CP_ALE_OK:
-            return self._fail(i, "setMode")
+            return self._fail(r, "setMode")
         if e.difficulty >= 0 and cp_ale_set_difficulty(e.ale, e.difficulty) != CP_ALE_OK:
-            return self._fail(i, "setDifficulty")
+            return self._fail(r, "setDifficulty")
         e.loaded = 1
         e.seed_pending = 0
         e.reload_pending = 0
@@ -483,15 +483,18 @@ cdef class AlePool(Engine):
         return ST_OK
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow row
+        cdef EnvRow* r = &row
         cdef AleEnv* e = &self.envs[i]
-        cdef int over = 0, r = 0, push_all = 1, k, noops = 0
+        cdef int over = 0, frame_r = 0, push_all = 1, k, noops = 0
         cdef int noop_max = e.noop_max, fire = e.fire_reset
         cdef int64_t max_steps = e.max_steps
+        self.row_of(i, r)
         if e.seed_pending or not e.loaded or e.reload_pending:
-            if self._load(i, e) != ST_OK:
+            if self._load(r, e) != ST_OK:
                 return ST_ENGINE_ERROR
         if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
-            return self._fail(i, "game_over")
+            return self._fail(r, "game_over")
         # EnvPool's episodic life: after a life loss the same game goes on (no reset_game,
         # stack kept); a game over or the time limit resets it.
         if (e.episodic_life and e.life_lost and not over
@@ -499,73 +502,76 @@ cdef class AlePool(Engine):
             push_all = 0
         else:
             if cp_ale_reset_game(e.ale) != CP_ALE_OK:
-                return self._fail(i, "reset_game")
+                return self._fail(r, "reset_game")
             e.game_steps = 0
         e.life_lost = 0
         if noop_max > 0:
             # Generator.integers(1, noop_max + 1): numpy's bounded-integer draw on [1, noop_max]
-            noops = <int> random_bounded_uint64(self.rng[i], 1, <uint64_t> (noop_max - 1),
+            noops = <int> random_bounded_uint64(r.rng, 1, <uint64_t> (noop_max - 1),
                                                 0, False)
         if fire and noops > 0:
             noops -= 1                      # EnvPool: U[1, noop_max] - 1 no-ops, then FIRE
         for k in range(noops):
-            if cp_ale_act(e.ale, 0, 1.0, &r) != CP_ALE_OK:
-                return self._fail(i, "act")
+            if cp_ale_act(e.ale, 0, 1.0, &frame_r) != CP_ALE_OK:
+                return self._fail(r, "act")
             if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
-                return self._fail(i, "game_over")
+                return self._fail(r, "game_over")
             if over:
                 if cp_ale_reset_game(e.ale) != CP_ALE_OK:
-                    return self._fail(i, "reset_game")
+                    return self._fail(r, "reset_game")
                 e.game_steps = 0
                 push_all = 1
         if fire:
-            if cp_ale_act(e.ale, 1, 1.0, &r) != CP_ALE_OK:
-                return self._fail(i, "act")
+            if cp_ale_act(e.ale, 1, 1.0, &frame_r) != CP_ALE_OK:
+                return self._fail(r, "act")
         if self._grab(e, e.buf0) != CP_ALE_OK:
-            return self._fail(i, "getScreen")
+            return self._fail(r, "getScreen")
         memset(e.buf1, 0, self.raw_size)
-        self._push(i, e, push_all)
+        self._push(r, e, push_all)
         if cp_ale_lives(e.ale, &e.lives) != CP_ALE_OK:
-            return self._fail(i, "lives")
+            return self._fail(r, "lives")
         if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
-            return self._fail(i, "game_over")
-        return self._info(i, e, 0.0, over)
+            return self._fail(r, "game_over")
+        return self._info(r, e, 0.0, over)
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow row
+        cdef EnvRow* r = &row
         cdef AleEnv* e = &self.envs[i]
         cdef int a = self.aset[self.act_p[i]]
-        cdef int t, r = 0, over = 0, lives = 0, fs = e.frame_skip
+        cdef int t, frame_r = 0, over = 0, lives = 0, fs = e.frame_skip
         cdef int life_loss, truncated
         cdef int64_t max_steps = e.max_steps
         cdef double reward = 0.0
+        self.row_of(i, r)
         for t in range(fs):
-            if cp_ale_act(e.ale, a, 1.0, &r) != CP_ALE_OK:
-                return self._fail(i, "act")
-            reward += r
+            if cp_ale_act(e.ale, a, 1.0, &frame_r) != CP_ALE_OK:
+                return self._fail(r, "act")
+            reward += frame_r
             if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
-                return self._fail(i, "game_over")
+                return self._fail(r, "game_over")
             if over:
                 break                       # gymnasium: the terminal frame is not grabbed
             if t == fs - 2:
                 if self._grab(e, e.buf1) != CP_ALE_OK:
-                    return self._fail(i, "getScreen")
+                    return self._fail(r, "getScreen")
             elif t == fs - 1:
                 if self._grab(e, e.buf0) != CP_ALE_OK:
-                    return self._fail(i, "getScreen")
+                    return self._fail(r, "getScreen")
         if fs > 1:
             max_into(e.buf0, e.buf1, self.raw_size)
-        self._push(i, e, 0)
+        self._push(r, e, 0)
         if cp_ale_lives(e.ale, &lives) != CP_ALE_OK:
-            return self._fail(i, "lives")
+            return self._fail(r, "lives")
         e.game_steps += 1
         life_loss = e.episodic_life and 0 < lives < e.lives
         truncated = max_steps > 0 and e.game_steps >= max_steps
-        self.trunc[i] = truncated
-        self.term[i] = (over or life_loss) and not truncated
+        r.trunc[0] = truncated
+        r.term[0] = (over or life_loss) and not truncated
         e.life_lost = life_loss and not over
         e.lives = lives
-        self.rew[i] = _sign(reward) if e.reward_clip else reward
-        return self._info(i, e, reward, over)
+        r.rew[0] = _sign(reward) if e.reward_clip else reward
+        return self._info(r, e, reward, over)
 
     # ------------------------------------------------------------------ state
     # An env's Atari state: ALE's own serialized state (console, game, sticky-action stream),
@@ -602,13 +608,15 @@ cdef class AlePool(Engine):
         cdef AleEnv* e = &self.envs[i]
         cdef bytes ale = state["ale"]
         cdef int rc
+        cdef EnvRow row
+        self.row_of(i, &row)
         if ale is not None:
             if not e.loaded or e.reload_pending:     # a ROM with this env's own settings
                 e.seed_pending = 1
                 with nogil:
-                    rc = self._load(i, e)
+                    rc = self._load(&row, e)
                 if rc != ST_OK:
-                    raise RuntimeError(f"cypool: env {i}: {self.slots[i].errmsg.decode()}")
+                    raise RuntimeError(f"cypool: env {i}: {row.err.decode()}")
             if cp_ale_load_state(e.ale, ale, len(ale)) != CP_ALE_OK:
                 raise RuntimeError(f"cypool: ALE cannot restore env {i}'s state: "
                                    f"{cp_ale_last_error().decode()}")

@@ -18,7 +18,7 @@ import hashlib
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR
+from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
                                        mj_version, mj_versionString, mjVERSION_HEADER,
                                        mjNWARNING)
@@ -201,19 +201,21 @@ cdef class MjPool(Engine):
             self.act_f32[ids] = f32
 
     cdef inline void _env(self, Py_ssize_t i, MjEnv* e) noexcept nogil:
+        cdef EnvRow r
+        self.row_of(i, &r)
         e.guard = &GUARD
         e.dot = np_dot
         e.m = self.m
         e.d = self.d[i]
-        e.rng = self.rng[i]
+        e.rng = r.rng
         e.prm = self.prm + i * self.prm_w
         e.act = self.act + i * self.nu
         e.act_f32 = self.f32_p[i]
-        e.obs = <double*> (self.obs_p + i * self.obs_row)
-        e.info = self.info_p + i * self.info_w
-        e.rew = self.rew + i
-        e.term = self.term + i
-        e.err = self.slots[i].errmsg
+        e.obs = <double*> r.obs
+        e.info = r.info
+        e.rew = r.rew
+        e.term = r.term
+        e.err = r.err
         e.qpos_buf = self.scratch + i * self.scratch_w
         e.qvel_buf = e.qpos_buf + self.m.nq
 

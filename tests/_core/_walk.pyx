@@ -15,7 +15,7 @@ from numpy.random.c_distributions cimport random_standard_uniform
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 
 cnp.import_array()
 
@@ -79,35 +79,38 @@ cdef class WalkPool(Engine):
         if slot > 0 and self.slot_owner_p[slot] != <uint64_t> pthread_self():
             self.slot_foreign_p[slot] += 1
 
-    cdef void _write(self, Py_ssize_t i, double a) noexcept nogil:
-        cdef double* obs = <double*> (self.obs_p + i * self.obs_row)
-        cdef uint8_t* pix = <uint8_t*> (self.out_p[1] + i * self.out_row[1])
-        cdef double* info = self.info_p + i * self.info_w
+    cdef void _write(self, Py_ssize_t i, EnvRow* r, double a) noexcept nogil:
+        cdef double* obs = <double*> r.obs
+        cdef uint8_t* pix = <uint8_t*> self.output_row(1, i)
         cdef double v = self.x[i]
         cdef int k
         obs[0] = v
         obs[1] = v * v
         for k in range(4):
             pix[k] = <uint8_t> (<int64_t> (fabs(v) * 40.0 * (k + 1)) % 256)
-        info[0] = v
-        info[1] = a
+        r.info[0] = v
+        r.info[1] = a
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow r
+        self.row_of(i, &r)
         self._note(slot)
-        self.x[i] = random_standard_uniform(self.rng[i]) - 0.5
-        self._write(i, 0.0)
+        self.x[i] = random_standard_uniform(r.rng) - 0.5
+        self._write(i, &r, 0.0)
         return ST_OK
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow r
         cdef double a = self.act[i]
+        self.row_of(i, &r)
         self._note(slot)
         if a != a:
-            snprintf(self.slots[i].errmsg, ERRMSG_LEN, "walk: env %d got a NaN action", <int> i)
+            snprintf(r.err, ERRMSG_LEN, "walk: env %d got a NaN action", <int> i)
             return ST_ENGINE_ERROR
-        self.x[i] = self.x[i] + a + 0.1 * (random_standard_uniform(self.rng[i]) - 0.5)
-        self.rew[i] = -fabs(self.x[i])
-        self.term[i] = fabs(self.x[i]) >= self.bound[i]
-        self._write(i, a)
+        self.x[i] = self.x[i] + a + 0.1 * (random_standard_uniform(r.rng) - 0.5)
+        r.rew[0] = -fabs(self.x[i])
+        r.term[0] = fabs(self.x[i]) >= self.bound[i]
+        self._write(i, &r, a)
         return ST_OK
 
     # the family's part of an env's state: its position
