@@ -7,6 +7,8 @@ from cypool.errors import ClosedEnvError, CypoolError, EngineError
 from cypool.vector import VectorEnv
 from cypool.registration import list_envs, register_all as _register_all
 from cypool._threads import resolve_num_threads as _resolve_num_threads
+from cypool._validate import check_limit
+import numpy as np
 
 __all__ = ["make_vec", "make_population", "PopulationEnv", "list_envs", "show_config",
            "get_include",
@@ -32,8 +34,9 @@ def _check_num_envs(num_envs):
 def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
              seed: int | None = None, autoreset_mode="next_step", copy: bool = True,
              max_episode_steps: int | None = None, batch_size: int | None = None,
-             backend: str = "local", num_workers: int | None = None,
-             ray_address: str | None = None, **task_kwargs) -> VectorEnv:
+             env_kwargs: list[dict] | None = None, backend: str = "local",
+             num_workers: int | None = None, ray_address: str | None = None,
+             **task_kwargs) -> VectorEnv:
     """Make a pool of ``num_envs`` copies of ``env_id`` behind a gymnasium VectorEnv.
 
     Parameters
@@ -56,6 +59,11 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     batch_size : int or None
         Async batching: ``recv()`` returns the first ``batch_size`` envs to finish while the
         others keep stepping. None (or num_envs) is sync mode.
+    env_kwargs : list of num_envs dicts (or None entries), or None
+        Env i's own settings on top of ``**task_kwargs`` (e.g. a different
+        ``ctrl_cost_weight`` or Atari ``frame_skip`` per env) and its own
+        ``max_episode_steps``; validated like the shared kwargs. Settings that change the
+        model or the spaces must be the same for every env (a ``ValueError`` otherwise).
     backend : {"local", "ray"}
         ``"ray"`` spreads the envs over ``num_workers`` Ray actors (``pip install
         "cypool[ray]"``), each a local pool of a contiguous block of envs; same trajectories.
@@ -74,7 +82,7 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
         return make_ray_vec(env_id, num_envs, num_workers=num_workers, ray_address=ray_address,
                             num_threads=num_threads, seed=seed, autoreset_mode=autoreset_mode,
                             copy=copy, max_episode_steps=max_episode_steps,
-                            batch_size=batch_size, **task_kwargs)
+                            batch_size=batch_size, env_kwargs=env_kwargs, **task_kwargs)
     if backend != "local":
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if num_workers is not None or ray_address is not None:
@@ -91,15 +99,51 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     if max_episode_steps is None:
         max_episode_steps = family.default_max_episode_steps(env_id)
     else:
-        from cypool._validate import check_limit
-
         max_episode_steps = check_limit(max_episode_steps)
     from cypool.vector import parse_autoreset_mode
 
     mode = parse_autoreset_mode(autoreset_mode)
-    fam = family.make(env_id, num_envs, threads, max_episode_steps, task_kwargs)
-    return VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy,
-                     batch_size=batch_size)
+    own = _env_kwargs_list(env_kwargs, num_envs)
+    task_own = [{k: v for k, v in d.items() if k != "max_episode_steps"} for d in own]
+    limits = [check_limit(d["max_episode_steps"]) if "max_episode_steps" in d
+              else max_episode_steps for d in own]
+    fam = family.make(env_id, num_envs, threads, max_episode_steps, task_kwargs,
+                      member_kwargs=task_own if env_kwargs is not None else None)
+    env_kw = [fam.merged_kwargs({**task_kwargs, **d}) for d in task_own]
+    env = VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy,
+                    batch_size=batch_size)
+    try:
+        for i, lim in enumerate(limits):
+            if lim != max_episode_steps:
+                fam.set_max_episode_steps(np.array([i], np.int64), lim)
+    except BaseException:
+        env.close()
+        raise
+    env._env_kw = env_kw
+    env._make_args = dict(env_id=env_id, num_envs=num_envs, num_threads=threads, seed=seed,
+                          autoreset_mode=mode, copy=copy, max_episode_steps=max_episode_steps,
+                          batch_size=batch_size, task_kwargs=dict(task_kwargs))
+    return env
+
+
+def _env_kwargs_list(env_kwargs, n):
+    """env_kwargs as n dicts with str keys (None: n empty dicts)."""
+    from collections.abc import Sequence
+
+    if env_kwargs is None:
+        return [{} for _ in range(n)]
+    if isinstance(env_kwargs, (dict, str)) or not isinstance(env_kwargs, Sequence):
+        raise TypeError("env_kwargs must be a list of num_envs dicts (or None)")
+    if len(env_kwargs) != n:
+        raise ValueError(f"env_kwargs must have num_envs={n} entries, got {len(env_kwargs)}")
+    out = []
+    for i, d in enumerate(env_kwargs):
+        d = {} if d is None else d
+        if not isinstance(d, dict) or any(not isinstance(k, str) for k in d):
+            raise TypeError(f"env_kwargs[{i}] must be a dict of kwarg names (str) to values "
+                            f"or None, got {d!r}")
+        out.append(dict(d))
+    return out
 
 
 def show_config(file=None) -> dict:

@@ -154,7 +154,16 @@ class PopulationEnv:
         for k, m in enumerate(self._member_kwargs):
             if "max_episode_steps" in m:
                 family.set_max_episode_steps(self._ids(k), m["max_episode_steps"])
+            self._sync_env_kw(k)
+        self.vec._settings_owner = "PopulationEnv.set_member_kwargs"
         self._refresh_info_kwargs()
+
+    def _sync_env_kw(self, k):
+        """The flat pool's record of member k's envs' complete kwargs (vec.get_attr)."""
+        own = {n: v for n, v in self._member_kwargs[k].items() if n != "max_episode_steps"}
+        full = self._family.merged_kwargs({**self._base_kwargs, **own})
+        for i in self._ids(k):
+            self.vec._env_kw[int(i)] = dict(full)
 
     # ------------------------------------------------------------------ layout helpers
     def member_slice(self, k: int) -> slice:
@@ -533,6 +542,7 @@ class PopulationEnv:
         self._family.configure_envs(ids, {**self._base_kwargs, **task_kw})
         self._family.set_max_episode_steps(ids, limit)
         self._member_kwargs[k] = own
+        self._sync_env_kw(k)
         self._refresh_info_kwargs()
 
     def copy_member(self, src: int, dst: int, *, reset: bool = True, seed=None):
@@ -717,18 +727,31 @@ class PopulationEnv:
     def __exit__(self, *exc):
         self.close()
 
-    def __copy__(self):
-        raise TypeError("cypool: a PopulationEnv cannot be copied (a copy would share the pool, "
-                        "and closing one would close both); make another with "
-                        "cypool.make_population")
-
-    def __deepcopy__(self, memo):
-        raise TypeError("cypool: a PopulationEnv cannot be deep-copied or pickled yet (state "
-                        "snapshots are not implemented); make another with "
-                        "cypool.make_population")
+    # copy.copy, copy.deepcopy and pickle give an independent population in the same state
+    # (every env's state, members' settings and rings; members in flight are refused)
+    _make_args = None
 
     def __reduce_ex__(self, protocol):
-        self.__deepcopy__(None)
+        self._check_open()
+        if self._make_args is None:
+            raise TypeError("cypool: only populations made by cypool.make_population can be "
+                            "pickled or copied")
+        e = self._engine
+        snap = {"make": dict(self._make_args),
+                "member_kwargs": [dict(m) for m in self._member_kwargs],
+                "state": self.vec.get_state() if self._has_reset else None,
+                "rings": (e.ring_return.copy(), e.ring_length.copy(), e.group_episodes.copy()),
+                "seeder": (self._seeder.installed.copy(), self._seeder.entropy_root),
+                "has_reset": self._has_reset}
+        return (_restore_population, (snap,))
+
+    def __deepcopy__(self, memo):
+        import copy as _copy
+
+        return _restore_population(_copy.deepcopy(self.__reduce_ex__(4)[1][0], memo))
+
+    def __copy__(self):
+        return self.__deepcopy__({})
 
     def __repr__(self):
         state = "closed" if self._closed else \
@@ -842,8 +865,36 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     task_kw = [{n: v for n, v in m.items() if n != "max_episode_steps"} for m in mk]
     per_env = [task_kw[k] for k in range(P) for _ in range(E)]
     fam = family.make(env_id, P * E, threads, max_episode_steps, kwargs, member_kwargs=per_env)
-    return PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
-                         member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
-                         autoreset_mode=mode, copy=copy, member_batch=member_batch,
-                         episode_window=int(episode_window),
-                         max_episode_steps=max_episode_steps)
+    pop = PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
+                        member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
+                        autoreset_mode=mode, copy=copy, member_batch=member_batch,
+                        episode_window=int(episode_window),
+                        max_episode_steps=max_episode_steps)
+    pop._make_args = dict(env_id=env_id, population_size=P, envs_per_member=E, seed=seed,
+                          seed_mode=seed_mode, num_threads=threads, autoreset_mode=mode,
+                          copy=copy, max_episode_steps=max_episode_steps,
+                          member_batch=member_batch, episode_window=int(episode_window),
+                          kwargs=dict(kwargs))
+    return pop
+
+
+def _restore_population(snap):
+    """Unpickling a PopulationEnv: made as the original was, with its members' current
+    settings, every env's state, the members' episode rings and the seeding tree's root."""
+    make = dict(snap["make"])
+    kwargs = make.pop("kwargs")
+    pop = make_population(member_kwargs=snap["member_kwargs"], **make, **kwargs)
+    try:
+        if snap["state"] is not None:
+            pop.vec.set_state(snap["state"])
+        e = pop._engine
+        e.ring_return[...] = snap["rings"][0]
+        e.ring_length[...] = snap["rings"][1]
+        e.group_episodes[...] = snap["rings"][2]
+        pop._seeder.installed[:] = snap["seeder"][0]
+        pop._seeder.entropy_root = snap["seeder"][1]
+        pop._has_reset = snap["has_reset"]
+    except BaseException:
+        pop.close()
+        raise
+    return pop

@@ -34,6 +34,7 @@ from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError, EngineError
 from cypool._validate import check_int, check_timeout, is_int
+from cypool._pool_api import PoolApiMixin
 
 from cypool._core._engine import INFO_KINDS, OPS
 
@@ -62,7 +63,7 @@ def _check_seed(s, name="seed"):
     return check_int(name, s, 0, _MAX_SEED, what="an int or None")
 
 
-class VectorEnv(gym.vector.VectorEnv):
+class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
     """A batch of ``num_envs`` environments stepped in native threads.
 
     Returned arrays are fresh copies by default (``copy=True``), so they stay valid after
@@ -103,6 +104,10 @@ class VectorEnv(gym.vector.VectorEnv):
         # no result the façade never gathered (a drained or interrupted batch) is lost
         self._done = self._engine.done_arr
         self._seeded = np.zeros(n, np.bool_)     # env owns a random stream
+        # each env's complete task kwargs (get_attr/set_attr, pickling; make_vec and
+        # populations replace them when envs differ) and how make_vec built the pool
+        self._env_kw = [dict(family.kwargs) for _ in range(n)]
+        self._make_args = None
         self._ops = self._engine.ops_arr
         self._layout = list(family.info_layout)
         if batch_size is None:
@@ -590,17 +595,6 @@ class VectorEnv(gym.vector.VectorEnv):
         # an env dropped without close() still stops its worker threads
         if not getattr(self, "_closed", True):
             self.close()
-
-    def __copy__(self):
-        raise TypeError("cypool: a VectorEnv cannot be copied (a copy would share the pool, and "
-                        "closing one would close both); make another with cypool.make_vec")
-
-    def __deepcopy__(self, memo):
-        raise TypeError("cypool: a VectorEnv cannot be deep-copied or pickled yet (state "
-                        "snapshots are not implemented); make another with cypool.make_vec")
-
-    def __reduce_ex__(self, protocol):
-        self.__deepcopy__(None)
 
     def __repr__(self):
         state = "closed" if self._closed else f"num_envs={self.num_envs}"

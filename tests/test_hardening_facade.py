@@ -295,22 +295,32 @@ def test_population_episode_ring_is_read_only():
 
 
 # ------------------------------------------------------------------ misuse gets clear errors
-def test_copies_and_pickles_are_refused_clearly():
-    env = cypool.make_vec("Hopper-v5", 2)
-    pop = cypool.make_population("Hopper-v5", 2, 1)
+def test_copies_that_cannot_be_made_are_refused_clearly():
+    """Copies are independent pools (tests/test_snapshots.py); a pool not made by make_vec,
+    a closed one and one with envs in flight are refused, and the original is untouched."""
+    from cypool.families import family_for
+
+    fam = family_for("Hopper-v5").make("Hopper-v5", 2, 1, 1000, {})
+    bare = cypool.VectorEnv(fam, env_id="Hopper-v5")
+    flying = cypool.make_vec("Hopper-v5", 4, batch_size=2)
+    closed = cypool.make_vec("Hopper-v5", 2)
+    closed.close()
     try:
-        for obj, name in ((env, "make_vec"), (pop, "make_population")):
-            with pytest.raises(TypeError, match=name):
-                copy.copy(obj)
-            with pytest.raises(TypeError, match=name):
-                copy.deepcopy(obj)
-            with pytest.raises(TypeError, match=name):
-                pickle.dumps(obj)
-        env.reset(seed=0)             # the original is untouched
-        env.step(np.zeros((2, 3)))
+        for how in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="make_vec"):
+                how(bare)
+            with pytest.raises(cypool.ClosedEnvError):
+                how(closed)
+        flying.async_reset(seed=0)
+        for how in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(ValueError, match="in flight"):
+                how(flying)
+        bare.reset(seed=0)             # the originals are untouched
+        bare.step(np.zeros((2, 3)))
+        flying.recv(timeout=30)
     finally:
-        env.close()
-        pop.close()
+        bare.close()
+        flying.close()
 
 
 @pytest.mark.parametrize("timeout,exc", [("1", TypeError), (True, TypeError), ([1], TypeError),

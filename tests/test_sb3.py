@@ -121,18 +121,15 @@ def test_adapter_attributes_and_gymnasium_wrappers_inside():
     base = cypool.make_vec(TASK, N, autoreset_mode="same_step", max_episode_steps=LIMIT)
     env = to_sb3(gym.wrappers.vector.RecordEpisodeStatistics(base))
     assert env.env_is_wrapped(Monitor) == [False] * N       # native envs have no wrappers
-    if not hasattr(base, "get_attr"):
-        # no per-env Python objects: the vector env's attribute, once per env
-        assert env.get_attr("num_threads") == [base.num_threads] * N
-        env.set_attr("copy", False)
-        assert base.copy is False
-        env.set_attr("copy", True)
-        assert base.copy is True
-        with pytest.raises(NotImplementedError):
-            env.set_attr("copy", True, indices=[0])
-    if not hasattr(base, "call"):
-        with pytest.raises(NotImplementedError, match="call"):
-            env.env_method("anything")
+    # per-env attributes: the envs' task kwargs and time limits (cypool's get_attr/set_attr)
+    assert env.get_attr("ctrl_cost_weight") == [1e-3] * N
+    env.set_attr("ctrl_cost_weight", 0.5, indices=[1])
+    assert env.get_attr("ctrl_cost_weight") == [1e-3, 0.5] + [1e-3] * (N - 2)
+    assert env.get_attr("ctrl_cost_weight", indices=[1]) == [0.5]
+    env.set_attr("ctrl_cost_weight", 1e-3, indices=[1])
+    assert env.env_method("max_episode_steps", indices=[0, 2]) == [LIMIT, LIMIT]
+    with pytest.raises(AttributeError, match="ctrl_cost_weight"):   # lists what exists
+        env.get_attr("no_such_attribute")
     env.seed(0)
     env.reset()
     rng = np.random.default_rng(0)

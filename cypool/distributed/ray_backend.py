@@ -280,6 +280,11 @@ class RayVectorEnv(VectorEnv):
         if num_threads is None:   # share the free CPUs evenly; at least one thread each
             free = ray.available_resources().get("CPU", 0.0)
             num_threads = max(1, int(free // self.num_workers))
+        env_kwargs = task_kwargs.pop("env_kwargs", None)
+        if env_kwargs is not None:
+            from cypool import _env_kwargs_list
+
+            env_kwargs = _env_kwargs_list(env_kwargs, n)
         make_kwargs = dict(autoreset_mode=mode, max_episode_steps=max_episode_steps,
                            **task_kwargs)
         remote = _remote_worker()
@@ -297,8 +302,10 @@ class RayVectorEnv(VectorEnv):
                     else num_cpus_per_worker,
                     "scheduling_strategy": "SPREAD", "max_restarts": 0, "max_task_retries": 0}
             opts.update(actor_options or {})
+            kw = make_kwargs if env_kwargs is None else \
+                {**make_kwargs, "env_kwargs": env_kwargs[lo:hi]}     # the actor's own envs
             self._actors.append(remote.options(**opts).remote(env_id, hi - lo, threads[w], lo,
-                                                               make_kwargs, family_module))
+                                                               kw, family_module))
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]
@@ -724,6 +731,36 @@ class RayVectorEnv(VectorEnv):
             info["env_id"] = ids.astype(np.int32)
             info["_env_id"] = np.ones(k, np.bool_)
             return self._out(obs), self._out(rew), self._out(term), self._out(trunc), info
+
+    # ------------------------------------------------------------------ not on Ray yet
+    def _not_on_ray(self, what):
+        raise NotImplementedError(f"cypool: {what} is not available on the Ray backend yet; "
+                                  "use a local pool (backend='local')")
+
+    def get_attr(self, name):
+        self._not_on_ray("get_attr")
+
+    def set_attr(self, name, values, *, env_ids=None):
+        self._not_on_ray("set_attr")
+
+    def call(self, name, *args, **kwargs):
+        self._not_on_ray("call")
+
+    def get_state(self, env_ids=None):
+        self._not_on_ray("get_state")
+
+    def set_state(self, state, env_ids=None):
+        self._not_on_ray("set_state")
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("cypool: a Ray pool cannot be pickled or copied (its envs live in "
+                        "the actors' processes)")
+
+    def __deepcopy__(self, memo):
+        self.__reduce_ex__(4)
+
+    def __copy__(self):
+        self.__reduce_ex__(4)
 
     # ------------------------------------------------------------------ extras
     def episode_statistics(self, copy: bool = True):

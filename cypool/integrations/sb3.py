@@ -274,8 +274,9 @@ class SB3VecEnv(VecEnv):
         Raises
         ------
         NotImplementedError
-            If the vector env has no ``call`` (cypool's native envs are not Python objects), or
-            for a subset of envs (a vector env's ``call`` runs on all of them).
+            If the vector env has no ``call``. A subset (``indices``) gets its envs' results
+            of ``call``, which runs on every env (for cypool's attributes and ``render`` that
+            changes nothing).
         """
         idx = list(self._get_indices(indices))
         u = self.env.unwrapped
@@ -283,10 +284,8 @@ class SB3VecEnv(VecEnv):
             raise NotImplementedError(
                 f"{type(u).__name__} has no per-env Python objects to call {method_name!r} on; "
                 "call the vector env (SB3VecEnv.env) directly")
-        if sorted(idx) != list(range(self.num_envs)):
-            raise NotImplementedError("env_method on a subset of envs: a vector env's call() "
-                                      "runs on every env")
-        return list(u.call(method_name, *method_args, **method_kwargs))
+        results = list(u.call(method_name, *method_args, **method_kwargs))
+        return [results[i] for i in idx]
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper],
                        indices: VecEnvIndices = None) -> list[bool]:

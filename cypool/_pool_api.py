@@ -1,0 +1,233 @@
+"""What VectorEnv offers beyond stepping: gymnasium's call/get_attr/set_attr over what a
+cypool env really has (its task kwargs, time limit, spec, random stream), and state
+snapshots (get_state/set_state, pickling and deepcopy).
+
+Per-env settings live in C (the family's parameter rows, Atari's per-env options, the time
+limits); the façade keeps each env's complete kwargs beside them (`_env_kw`) so that they
+can be read back, changed one env at a time, and recreated by unpickling.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import gymnasium as gym
+
+from cypool._validate import check_limit
+
+STATE_FORMAT = "cypool.VectorEnv state 1"
+_READ_ONLY = ("spec", "render_mode", "metadata", "np_random", "num_envs", "env_id")
+
+
+def _per_env(values, n, name):
+    """SyncVectorEnv.set_attr's rule: a list or tuple gives one value per env, anything else
+    is every env's value."""
+    if isinstance(values, (list, tuple)):
+        if len(values) != n:
+            raise ValueError(f"set_attr({name!r}): {len(values)} values for {n} envs")
+        return list(values)
+    return [values] * n
+
+
+class PoolApiMixin:
+    """Mixed into cypool.VectorEnv (which sets `_env_kw`, `_make_args` and `_family`).
+
+    copy.copy, copy.deepcopy and pickle all give an independent pool in the same state
+    (never a second handle on the same pool)."""
+
+    _make_args = None
+    _env_kw = ()
+    _settings_owner = None    # set_attr goes through this instead (a population's members)
+
+    # ------------------------------------------------------------------ attributes
+    def _kwarg_names(self):
+        return sorted(self._env_kw[0]) if self._env_kw else []
+
+    def _attr_names(self):
+        return self._kwarg_names() + ["max_episode_steps"] + list(_READ_ONLY)
+
+    def _unknown(self, name, settable=False):
+        names = (self._kwarg_names() + ["max_episode_steps"]) if settable else self._attr_names()
+        what = "settable attributes" if settable else "attributes"
+        return AttributeError(f"cypool: {self.env_id} envs have no {'settable ' if settable else ''}"
+                              f"attribute {name!r}; their {what} are {names}")
+
+    def _limits(self):
+        return [None if v == 0 else int(v) for v in self._engine.max_episode_steps_of()]
+
+    def get_attr(self, name: str) -> tuple:
+        """Every env's value of ``name`` (a tuple, one per env, as SyncVectorEnv's): a task
+        kwarg (``"ctrl_cost_weight"``, Atari's ``"frame_skip"``...), ``"max_episode_steps"``
+        (None: no limit), ``"spec"``, ``"render_mode"``, ``"metadata"``, ``"np_random"`` (a
+        Generator over the env's own stream: drawing from it advances the env's stream, as
+        in gymnasium), ``"num_envs"``, ``"env_id"``."""
+        with self._lock:
+            self._check_open()
+            n = self.num_envs
+            if name in self._kwarg_names():
+                return tuple(kw[name] for kw in self._env_kw)
+            if name == "max_episode_steps":
+                return tuple(self._limits())
+            if name == "spec":
+                return tuple(self._env_spec(i) for i in range(n))
+            if name == "np_random":
+                gens = [self._engine.generator(i) for i in range(n)]
+                return tuple(None if g is None else np.random.Generator(g) for g in gens)
+            if name == "render_mode":
+                return (self.render_mode,) * n
+            if name == "metadata":
+                return tuple(dict(self.metadata) for _ in range(n))
+            if name == "num_envs":
+                return (1,) * n
+            if name == "env_id":
+                return (self.env_id,) * n
+            raise self._unknown(name)
+
+    def _env_spec(self, i):
+        try:
+            base = gym.spec(f"cypool/{self.env_id}")
+        except gym.error.Error:
+            return None
+        limit = self._limits()[i]
+        return dataclasses.replace(base, kwargs=dict(self._env_kw[i]), max_episode_steps=limit)
+
+    def set_attr(self, name: str, values, *, env_ids=None) -> None:
+        """Set ``name`` for every env (one value, or a list/tuple of one per env), or for
+        ``env_ids`` only (a cypool extension; the values are then one per id). Task kwargs
+        change the env's parameters in C from its next step (reset-time kwargs such as
+        ``reset_noise_scale`` from its next reset), exactly as if the env had been built with
+        them; ``"max_episode_steps"`` sets the time limit (None: none). Everything is checked
+        before any env changes; kwargs that change the model or the spaces are refused."""
+        with self._lock:
+            self._check_open()
+            if self._settings_owner is not None:
+                raise ValueError(f"cypool: this pool's settings are a population's; change "
+                                 f"them with {self._settings_owner}")
+            ids = self._parse_ids(env_ids)
+            vals = _per_env(values, len(ids), name)
+            busy = ids[self._in_flight[ids]]
+            if busy.size:
+                raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight; recv() them "
+                                 "before set_attr")
+            if name == "max_episode_steps":
+                limits = [0 if v is None else check_limit(v) for v in vals]
+                for i, lim in zip(ids, limits):      # 0: none; from the env's next step
+                    self._engine.set_max_episode_steps(np.array([i], np.int64), lim)
+                return
+            if name not in self._kwarg_names():
+                raise self._unknown(name, settable=True)
+            new = [self._family.merged_kwargs({**self._env_kw[i], name: v})
+                   for i, v in zip(ids, vals)]
+            done = []
+            try:
+                for i, kw in zip(ids, new):
+                    self._family.configure_envs(np.array([i], np.int64), kw)
+                    done.append(i)
+            except Exception:
+                for i in done:       # put back what was applied: all or nothing
+                    self._family.configure_envs(np.array([i], np.int64), self._env_kw[i])
+                raise
+            for i, kw in zip(ids, new):
+                self._env_kw[i] = kw
+
+    def call(self, name: str, *args, **kwargs) -> tuple:
+        """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; an attribute (see
+        :meth:`get_attr`) is returned per env, as SyncVectorEnv returns non-callables."""
+        if name == "render":
+            return tuple(self.render())
+        if args or kwargs:
+            raise TypeError(f"cypool: {name!r} is an attribute, not a method; it takes no "
+                            "arguments")
+        return self.get_attr(name)
+
+    # ------------------------------------------------------------------ state
+    def get_state(self, env_ids=None) -> dict:
+        """The complete state of every env (or of ``env_ids``): physics or emulator state,
+        random streams, step counters, frame stacks, episode statistics and the autoreset
+        bookkeeping, as plain picklable values. Envs in flight are refused (``recv()`` them
+        first): their state is being changed by a worker."""
+        with self._lock:
+            self._check_open()
+            ids = self._parse_ids(env_ids)
+            self._check_settled(ids)
+            if not self._has_reset:
+                raise ValueError("cypool: get_state() before the first reset(): there is no "
+                                 "state yet")
+            return {"format": STATE_FORMAT, "env_id": self.env_id,
+                    "env_ids": ids.tolist(), "envs": self._engine.get_state(ids),
+                    "seeded": self._seeded[ids].tolist()}
+
+    def set_state(self, state: dict, env_ids=None) -> None:
+        """Give envs ``env_ids`` (default: the ids the state was taken from) the states in
+        ``state`` (from :meth:`get_state` of a pool of the same env id and model); the other
+        envs are untouched. Everything is checked before any env changes. Configuration
+        (kwargs, time limits) stays each env's own."""
+        with self._lock:
+            self._check_open()
+            if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
+                raise ValueError(f"cypool: not a state from VectorEnv.get_state() "
+                                 f"({STATE_FORMAT})")
+            if state["env_id"] != self.env_id:
+                raise ValueError(f"cypool: a state of {state['env_id']} envs cannot be given "
+                                 f"to {self.env_id} envs")
+            ids = self._parse_ids(state["env_ids"] if env_ids is None else env_ids)
+            if len(ids) != len(state["envs"]):
+                raise ValueError(f"cypool: {len(ids)} env ids for a state of "
+                                 f"{len(state['envs'])} envs")
+            self._check_settled(ids)
+            self._engine.set_state(ids, state["envs"])
+            self._seeded[ids] = state["seeded"]
+            self._has_reset = True
+
+    def _check_settled(self, ids):
+        busy = ids[self._in_flight[ids]]
+        if busy.size or self._ready_sync is not None:
+            raise ValueError(f"cypool: env(s) {busy.tolist() or 'sent'} are in flight (sent, "
+                             "not yet received); recv() them before taking or setting state")
+
+    # ------------------------------------------------------------------ pickling
+    def __reduce_ex__(self, protocol):
+        with self._lock:
+            self._check_open()
+            if self._make_args is None:
+                raise TypeError("cypool: only pools made by cypool.make_vec can be pickled "
+                                "or copied")
+            state = self.get_state() if self._has_reset else None
+            snapshot = {"make": dict(self._make_args), "env_kw": [dict(k) for k in self._env_kw],
+                        "limits": self._limits(), "state": state,
+                        "has_reset": self._has_reset}
+        return (_restore, (snapshot,))
+
+    def __deepcopy__(self, memo):
+        snapshot = self.__reduce_ex__(4)[1][0]
+        import copy as _copy
+
+        return _restore(_copy.deepcopy(snapshot, memo))
+
+    def __copy__(self):
+        return self.__deepcopy__({})
+
+
+def _restore(snapshot):
+    """Unpickling: a new pool made as the original was, each env given its own kwargs, time
+    limit and state; its next step is the one the original would have taken."""
+    import cypool
+
+    make = dict(snapshot["make"])
+    task_kwargs = make.pop("task_kwargs")
+    env = cypool.make_vec(**make, **task_kwargs)
+    try:
+        fam = env._family
+        for i, (kw, lim) in enumerate(zip(snapshot["env_kw"], snapshot["limits"])):
+            ids = np.array([i], np.int64)
+            fam.configure_envs(ids, kw)        # an unchanged setting changes nothing
+            env._env_kw[i] = dict(kw)
+            if env._limits()[i] != lim:
+                env._engine.set_max_episode_steps(ids, 0 if lim is None else lim)
+        if snapshot["state"] is not None:
+            env.set_state(snapshot["state"])
+        env._has_reset = snapshot["has_reset"]
+    except BaseException:
+        env.close()
+        raise
+    return env
