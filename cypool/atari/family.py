@@ -9,7 +9,7 @@ EnvPool's defaults:
     episodic_life=False    a life loss ends the episode; the next reset continues the game
     zero_discount_on_life_loss=False   accepted for EnvPool compatibility; it only changes
                            dm_env's discount, which gymnasium's API does not have
-    reward_clip=False      reward = sign(reward); info["reward"] keeps the raw sum
+    reward_clip=False      reward = sign(reward); info["raw_reward"] keeps the raw sum
     use_fire_reset=True    press FIRE after the no-ops when the game's action set has it
     img_height=84, img_width=84, gray_scale=True
                            colour frames are channel-first: a stack is (3 * stack_num, H, W)
@@ -18,10 +18,15 @@ EnvPool's defaults:
     full_action_space=False       True: ALE's 18 actions
     mode=None, difficulty=None    the game's mode / difficulty (None or -1: its default)
     ram_info=False         cypool's: info["ram"], the console's 128 bytes after each step
+    info_keys="cypool"     cypool's: the info key names, "cypool" or "envpool" (below)
     max_episode_steps      (make_vec's argument) None: EnvPool's 27,000 agent steps
 
-Info per env: env_id, lives, reward (unclipped), terminated (real game over), elapsed_step
-(steps since the game was reset). With use_fire_reset=False, episodic_life=False and
+Info per env: env_id, lives, raw_reward (unclipped), game_over (the real game over),
+elapsed_step (steps since the game was reset). EnvPool calls raw_reward "reward" and
+game_over "terminated"; info_keys="envpool" gives those names (for EnvPool-era logging code;
+cypool.envpool always does), but they collide with the step's own reward and terminated in
+libraries that merge info into one namespace (TorchRL's GymWrapper), so cypool's own names
+are the default. With use_fire_reset=False, episodic_life=False and
 reward_clip=False the trajectories are bit-identical to gymnasium's AtariPreprocessing +
 FrameStackObservation over ale-py (see cypool/atari/_pool.pyx).
 
@@ -57,8 +62,10 @@ DEFAULTS = dict(
     stack_num=4, frame_skip=4, noop_max=30, episodic_life=False,
     zero_discount_on_life_loss=False, reward_clip=False, use_fire_reset=True, img_height=84,
     img_width=84, gray_scale=True, repeat_action_probability=0.0, full_action_space=False,
-    use_inter_area_resize=True, mode=None, difficulty=None, ram_info=False,
+    use_inter_area_resize=True, mode=None, difficulty=None, ram_info=False, info_keys="cypool",
 )
+# The info key names of the raw reward and of the real game over, per info_keys.
+INFO_NAMES = {"cypool": ("raw_reward", "game_over"), "envpool": ("reward", "terminated")}
 # EnvPool's default time limit, in agent steps (108,000 frames at frame_skip 4).
 MAX_EPISODE_STEPS = games.ENVPOOL_MAX_EPISODE_STEPS
 BOOL_OPTIONS = ("episodic_life", "zero_discount_on_life_loss", "reward_clip", "use_fire_reset",
@@ -69,7 +76,7 @@ INT_OPTIONS = {"stack_num": 1, "frame_skip": 1, "noop_max": 0, "img_height": 1, 
 PER_ENV_OPTIONS = ENV_OPTIONS + ("zero_discount_on_life_loss",)
 # Options that shape the observation buffers or the action set: the same for every env.
 SHAPE_OPTIONS = ("stack_num", "img_height", "img_width", "gray_scale", "full_action_space",
-                 "use_inter_area_resize", "ram_info")
+                 "use_inter_area_resize", "ram_info", "info_keys")
 RAW_H, RAW_W = 210, 160
 # Larger frames are refused: a stack of them per env would be a memory accident, not a choice.
 MAX_IMG = 4096
@@ -95,6 +102,9 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
         if not low <= v < 2**31:
             raise ValueError(f"{k} must be in [{low}, 2**31), got {v}")
         kw[k] = int(v)
+    if kw["info_keys"] not in INFO_NAMES:
+        raise ValueError(f"info_keys must be one of {sorted(INFO_NAMES)}, got "
+                         f"{kw['info_keys']!r}")
     for k in ("img_height", "img_width"):
         if kw[k] > MAX_IMG:
             raise ValueError(f"{k} must be <= {MAX_IMG}, got {kw[k]}")
@@ -149,9 +159,10 @@ class AtariFamily:
                     self._env_kwargs[i] = self._env_merged({**kwargs, **extra},
                                                            f"member_kwargs[{i}]: ")
         self.game = rom
+        raw_reward, game_over = INFO_NAMES[kw["info_keys"]]
         layout = [("lives", INFO_COLUMNS["lives"], 1, np.int32, True, True),
-                  ("reward", INFO_COLUMNS["reward"], 1, np.float32, True, True),
-                  ("terminated", INFO_COLUMNS["terminated"], 1, np.int32, True, True),
+                  (raw_reward, INFO_COLUMNS["reward"], 1, np.float32, True, True),
+                  (game_over, INFO_COLUMNS["terminated"], 1, np.int32, True, True),
                   ("elapsed_step", INFO_COLUMNS["elapsed_step"], 1, np.int32, True, True)]
         width = INFO_COLUMNS["ram"]
         if kw["ram_info"]:

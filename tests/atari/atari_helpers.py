@@ -189,7 +189,7 @@ class EnvPoolRef:
         return np.concatenate(self.stack)
 
     def _info(self, reward, over):
-        return dict(lives=self.lives, reward=reward, terminated=int(over),
+        return dict(lives=self.lives, raw_reward=reward, game_over=int(over),
                     elapsed_step=self.game_steps)
 
     def reset(self):
@@ -277,8 +277,8 @@ def run_against_envpool_ref(game, num_envs, steps, seed, *, num_threads=2, actio
                     o, r, te, tr, inf = ref.step(int(a[i]))
                     stats["term"] += te
                     stats["trunc"] += tr
-                    stats["game_over"] += inf["terminated"]
-                    stats["life_loss"] += te and not inf["terminated"]
+                    stats["game_over"] += inf["game_over"]
+                    stats["life_loss"] += te and not inf["game_over"]
                 where = f"env {i} step {t}"
                 assert np.array_equal(obs[i], o), f"obs {where}"
                 assert (rew[i], term[i], trunc[i]) == (r, te, tr), f"reward/flags {where}"

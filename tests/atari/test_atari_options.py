@@ -27,11 +27,11 @@ def test_defaults_match_envpool():
         assert fam.kwargs["noop_max"] == 30 and fam.kwargs["frame_skip"] == 4
         obs, info = env.reset(seed=3)
         assert set(k for k in info if not k.startswith("_")) == {
-            "env_id", "lives", "reward", "terminated", "elapsed_step"}
+            "env_id", "lives", "raw_reward", "game_over", "elapsed_step"}
         assert info["env_id"].dtype == np.int32 and info["env_id"].tolist() == [0, 1]
         assert info["lives"].dtype == np.int32 and info["lives"].tolist() == [5, 5]
-        assert info["reward"].dtype == np.float32
-        assert info["terminated"].dtype == np.int32
+        assert info["raw_reward"].dtype == np.float32
+        assert info["game_over"].dtype == np.int32
         assert info["elapsed_step"].tolist() == [0, 0]
         assert info["_lives"].all()
         # the stack is filled with the reset frame
@@ -94,7 +94,7 @@ def test_episodic_life_continues_the_game():
             obs, r, term, trunc, info = env.step(rng.integers(0, 4, 1))
             if not term[0]:
                 continue
-            if info["terminated"][0]:            # real game over: the next reset restarts
+            if info["game_over"][0]:            # real game over: the next reset restarts
                 seen_over = True
                 obs, *_, info = env.step(np.array([0]))
                 assert info["lives"][0] == 5 and info["elapsed_step"][0] == 0
@@ -122,8 +122,8 @@ def test_reward_clip():
         rng = np.random.default_rng(0)
         for _ in range(150):
             _, r, _, _, info = env.step(rng.integers(0, 9, 2))
-            assert np.array_equal(r, np.sign(info["reward"]))
-            big += int((info["reward"] > 1).sum())
+            assert np.array_equal(r, np.sign(info["raw_reward"]))
+            big += int((info["raw_reward"] > 1).sum())
         assert big > 0                         # MsPacman scores 10 per pellet
     finally:
         env.close()

@@ -14,7 +14,7 @@ from cypool.atari.family import (AtariFamily, DEFAULTS, MAX_EPISODE_STEPS, PER_E
                                  SHAPE_OPTIONS)
 from cypool.vector import VectorEnv
 
-INFO_KEYS = ("lives", "reward", "terminated", "elapsed_step")
+INFO_KEYS = ("lives", "raw_reward", "game_over", "elapsed_step")
 
 
 def mixed_pool(game, n, member_kwargs=None, *, num_threads=2, **kwargs):
@@ -252,7 +252,8 @@ def test_bad_ids_and_limits():
 
 
 SHAPE_CHANGES = dict(stack_num=2, img_height=64, img_width=64, gray_scale=False,
-                     full_action_space=True, use_inter_area_resize=False, ram_info=True)
+                     full_action_space=True, use_inter_area_resize=False, ram_info=True,
+                     info_keys="envpool")
 
 
 def test_option_lists():
