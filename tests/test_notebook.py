@@ -31,6 +31,9 @@ def test_quickstart_notebook_executes(tmp_path, monkeypatch):
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "cypool tests", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    # importing envpool (tests/test_envpool_api.py) sets MPLBACKEND=Agg for the process; the
+    # kernel must use its own inline backend, as a user's fresh Jupyter does
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = nbformat.read(NOTEBOOK, as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":

@@ -1,0 +1,421 @@
+"""EnvPool 1.2.5's Python API over cypool's engines: an EnvPool script switches by changing
+``import envpool`` to ``import cypool.envpool as envpool``.
+
+What it keeps of EnvPool (read from envpool's ``python/`` sources and checked against the
+installed envpool in tests/test_envpool_api.py): ``make``, ``make_gymnasium``, ``make_gym``
+(the same class), ``make_spec``, ``list_all_envs``; the env is a ``gymnasium.Env`` and a
+``gymnasium.vector.VectorEnv``, with **one env's** ``observation_space``/``action_space``
+(MuJoCo actions float64), ``len(env)``, ``config``, ``all_env_ids``, ``is_async``;
+``reset(env_id=None)`` and ``step(action, env_id=None)`` return the rows of ``env_id``
+(positionally too), ``send``/``recv``/``async_reset``; EnvPool's option names and defaults
+(``num_envs``, ``batch_size`` 0 = all, ``num_threads`` 0 = auto, ``seed=42`` with env i seeded
+``seed + i``, or a per-env list); its results: float32 rewards, truncation winning over
+termination, next-step auto-reset (reward 0 and ``elapsed_step`` 0 on the reset step),
+plain info dicts with ``env_id``, ``players``, ``elapsed_step`` and, for Atari, ``lives``,
+the unclipped ``reward``, ``terminated`` (the real game over) and ``ram``. CleanRL-style
+scripts may assign ``num_envs``, ``single_*_space`` and ``is_vector_env`` on the env.
+
+What differs, and why: the numbers are cypool's (gymnasium's for MuJoCo, bit for bit; the
+Atari random streams behind no-ops and sticky actions are ale-py's, so frames are not
+EnvPool's); MuJoCo info keys are gymnasium's v5 keys (EnvPool's v5 sets are a subset or
+renamed, e.g. Humanoid's ``reward_linvel``); MuJoCo options take gymnasium's v5 task, so
+EnvPool's version switches (``post_constraint``, ``legacy_healthy_reward``, ...) accept only
+their v5 values; ``make_dm`` (dm_env), ``xla()`` and rendering are not offered. Invalid
+options raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
+"""
+from __future__ import annotations
+
+import collections
+import warnings
+
+import numpy as np
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode
+
+import cypool
+from cypool._validate import check_int
+from cypool.families import family_for
+
+__all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
+           "EnvSpec"]
+# The EnvPool release whose API this module mirrors (its contract; tests check it against
+# that release).
+ENVPOOL_API_VERSION = "1.2.5"
+
+# Options every EnvPool env has (envpool/python/env_spec.py's defaults), in its order.
+COMMON = dict(num_envs=1, batch_size=0, num_threads=0, max_num_players=1,
+              thread_affinity_offset=-1, seed=42, env_seed=[], gym_reset_return_info=True)
+ATARI = dict(max_episode_steps=27000, stack_num=4, frame_skip=4, noop_max=30,
+             zero_discount_on_life_loss=False, episodic_life=False, reward_clip=False,
+             use_fire_reset=True, img_height=84, img_width=84, mode=-1, difficulty=-1,
+             full_action_space=False, repeat_action_probability=0.0,
+             use_inter_area_resize=True, gray_scale=True)
+# EnvPool's MuJoCo options with no gymnasium kwarg (version switches, constants gymnasium's
+# v5 task hard-codes): accepted at their v5 values only. From make_spec(<Task>-v5).config.
+_V5 = dict(frame_stack=1, post_constraint=True, gymnasium_v5_render_camera=True)
+MUJOCO_V5_ONLY = {
+    "Ant-v5": dict(_V5, use_contact_force=True, legacy_healthy_reward=False,
+                   exclude_worldbody_contact_forces=True),
+    "HalfCheetah-v5": dict(_V5),
+    "Hopper-v5": dict(_V5, legacy_healthy_reward=False, velocity_min=-10.0, velocity_max=10.0),
+    "Walker2d-v5": dict(_V5, legacy_healthy_reward=False, velocity_min=-10.0,
+                        velocity_max=10.0),
+    "Humanoid-v5": dict(_V5, legacy_healthy_reward=False, exclude_worldbody_observations=True,
+                        exclude_root_actuator_forces=True, use_contact_force=True),
+    "HumanoidStandup-v5": dict(_V5, exclude_worldbody_observations=True,
+                               exclude_root_actuator_forces=True, healthy_reward=1.0),
+    "InvertedPendulum-v5": dict(_V5, healthy_reward=1.0, reward_if_not_terminated=True,
+                                healthy_z_min=-0.2, healthy_z_max=0.2),
+    "InvertedDoublePendulum-v5": dict(_V5, reward_if_not_terminated=True, constraint_obs_dim=1,
+                                      healthy_z_max=1.0, observation_min=-10.0,
+                                      observation_max=10.0),
+    "Reacher-v5": dict(_V5, reward_after_step=True, obs_include_z_distance=False,
+                       reset_qpos_scale=0.1, reset_qvel_scale=0.005, reset_goal_scale=0.2),
+    "Swimmer-v5": dict(_V5),
+    "Pusher-v5": dict(_V5, reward_after_step=True, weighted_reward_info=True,
+                      reset_qvel_scale=0.005, cylinder_x_min=-0.3, cylinder_x_max=0.0,
+                      cylinder_y_min=-0.2, cylinder_y_max=0.2, cylinder_dist_min=0.17),
+}
+# EnvPool's names of gymnasium kwargs, per task: EnvPool name -> (gymnasium name, index into a
+# (low, high) pair or None).
+MUJOCO_RENAMES = {
+    "Reacher-v5": {"ctrl_cost_weight": ("reward_control_weight", None),
+                   "dist_cost_weight": ("reward_dist_weight", None)},
+    "Pusher-v5": {"ctrl_cost_weight": ("reward_control_weight", None),
+                  "dist_cost_weight": ("reward_dist_weight", None),
+                  "near_cost_weight": ("reward_near_weight", None)},
+    "HumanoidStandup-v5": {"forward_reward_weight": ("uph_cost_weight", None),
+                           "contact_cost_weight": ("impact_cost_weight", None),
+                           "contact_cost_max": ("impact_cost_range", 1)},
+}
+
+
+_BASE_PATH = __import__("os").path.dirname(cypool.__file__)   # EnvPool: its assets directory
+
+
+def list_all_envs() -> list[str]:
+    """Every id cypool serves (EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` names)."""
+    return cypool.list_envs()
+
+
+class EnvSpec:
+    """EnvPool's EnvSpec: ``config`` (a namedtuple of every option), one env's
+    ``observation_space`` and ``action_space``, and ``reward_threshold``."""
+
+    def __init__(self, task_id, config, observation_space, action_space):
+        self.task_id = task_id
+        Config = collections.namedtuple("Config", list(config))
+        self.config = Config(**config)
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.reward_threshold = config.get("reward_threshold")
+
+    def gen_config(self, **kwargs):
+        return self.config._replace(**kwargs)
+
+    def __repr__(self):
+        return f"EnvSpec({self.task_id}, {dict(self.config._asdict())})"
+
+
+def _family(task_id):
+    if not isinstance(task_id, str):
+        raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
+    entry = family_for(task_id)
+    if entry.name not in ("atari", "mujoco"):
+        raise ValueError(f"cypool.envpool serves EnvPool's families (Atari, MuJoCo); "
+                         f"{task_id} is a {entry.name} env: use cypool.make_vec")
+    return entry.name
+
+
+def _mujoco_defaults(task_id):
+    from cypool.mujoco.family import task_module
+
+    mod = task_module(task_id)
+    renamed = {g for g, _ in MUJOCO_RENAMES.get(task_id, {}).values()}
+    out = {"max_episode_steps": mod.MAX_EPISODE_STEPS}
+    for k, v in mod.DEFAULTS.items():
+        if k == "default_camera_config" or k in renamed:
+            continue
+        if k.endswith("_range"):
+            out[k[:-len("_range")] + "_min"], out[k[:-len("_range")] + "_max"] = v
+        else:
+            out[k] = v
+    for name, (g, half) in MUJOCO_RENAMES.get(task_id, {}).items():
+        out[name] = mod.DEFAULTS[g] if half is None else mod.DEFAULTS[g][half]
+    out.update(MUJOCO_V5_ONLY[task_id])
+    return out
+
+
+def _config(task_id, kwargs):
+    """EnvPool's config for these options (unknown ones: TypeError, bad values: ValueError),
+    and cypool.make_vec's arguments for it."""
+    family = _family(task_id)
+    own = dict(ATARI) if family == "atari" else _mujoco_defaults(task_id)
+    cfg = {**COMMON, "base_path": _BASE_PATH, **own}
+    if family == "mujoco":           # gymnasium's registered threshold (EnvPool has its own)
+        cfg["reward_threshold"] = gym.spec(task_id).reward_threshold
+    unknown = [k for k in kwargs if k not in cfg]
+    if unknown:
+        raise TypeError(f"Config.__new__() got an unexpected keyword argument '{unknown[0]}'")
+    cfg.update(kwargs)
+    n = check_int("num_envs", cfg["num_envs"], 1)
+    batch = check_int("batch_size", cfg["batch_size"], 0, n, closed_high=True) or n
+    cfg["batch_size"] = batch
+    threads = check_int("num_threads", cfg["num_threads"], 0)
+    if cfg["gym_reset_return_info"] is not True:
+        raise ValueError("gym_reset_return_info=False is not supported (as in EnvPool 1.2.5)")
+    if cfg["max_num_players"] != 1:
+        raise ValueError("max_num_players must be 1 for single-agent tasks")
+    seed = cfg["seed"]
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        cfg["env_seed"], cfg["seed"] = [int(s) for s in seed], 0
+    if cfg["env_seed"]:
+        if len(cfg["env_seed"]) != n:
+            raise ValueError(f"env_seed must have num_envs={n} seeds, got {len(cfg['env_seed'])}")
+        seeds = [check_int("env_seed[i]", s, 0, 2**31) for s in cfg["env_seed"]]
+    else:
+        base = check_int("seed", cfg["seed"], -2**31, 2**31)
+        seeds = [(base + i) % 2**31 for i in range(n)]     # EnvPool's int32 seeds
+    limit = check_int("max_episode_steps", cfg["max_episode_steps"], 1)
+    make = dict(num_envs=n, num_threads=threads or None, max_episode_steps=limit,
+                batch_size=batch, autoreset_mode="next_step")
+    task = {}
+    if family == "atari":
+        for k in ATARI:
+            if k != "max_episode_steps":
+                task[k] = cfg[k]
+        for k in ("mode", "difficulty"):
+            task[k] = None if task[k] == -1 else task[k]
+        task.update(ram_info=True, info_keys="envpool")
+        from cypool.atari import games
+
+        cfg["task"] = games.rom_of(task_id)
+    else:
+        from cypool.mujoco.family import task_module
+
+        fixed = MUJOCO_V5_ONLY[task_id]
+        renames = MUJOCO_RENAMES.get(task_id, {})
+        for k, v5 in fixed.items():
+            if cfg[k] != v5:
+                raise ValueError(f"{k}={cfg[k]!r} selects an EnvPool MuJoCo variant that "
+                                 f"cypool does not run (it runs gymnasium's v5 task: {k}={v5!r})")
+        for k, v in cfg.items():
+            if k in COMMON or k in fixed or k in ("max_episode_steps", "base_path",
+                                                  "reward_threshold"):
+                continue
+            if k in renames:
+                g, half = renames[k]
+                if half is None:
+                    task[g] = v
+                else:
+                    pair = list(task_module(task_id).DEFAULTS[g])
+                    pair[half] = v
+                    task[g] = tuple(pair)
+            elif k.endswith("_min") or k.endswith("_max"):
+                base = k[:-4] + "_range"
+                task[base] = (cfg[k[:-4] + "_min"], cfg[k[:-4] + "_max"])
+            else:
+                task[k] = v
+    return family, cfg, make, task, seeds
+
+
+def _spaces(pool, family):
+    obs = pool.single_observation_space
+    act = pool.single_action_space
+    if family == "mujoco":       # EnvPool's MuJoCo actions are float64
+        act = gym.spaces.Box(act.low.astype(np.float64), act.high.astype(np.float64),
+                             dtype=np.float64)
+    return obs, act
+
+
+def make_spec(task_id: str, **kwargs) -> EnvSpec:
+    """EnvPool's ``make_spec``: the config and one env's spaces."""
+    family, cfg, make, task, _ = _config(task_id, kwargs)
+    pool = cypool.make_vec(task_id, 1, num_threads=1, **task)
+    try:
+        obs, act = _spaces(pool, family)
+    finally:
+        pool.close()
+    return EnvSpec(task_id, cfg, obs, act)
+
+
+def make_gymnasium(task_id: str, **kwargs) -> "EnvPoolEnv":
+    """EnvPool's ``make_gymnasium``: a pool of ``num_envs`` envs with EnvPool's API."""
+    family, cfg, make, task, seeds = _config(task_id, kwargs)
+    return EnvPoolEnv(task_id, family, cfg, make, task, seeds)
+
+
+make_gym = make_gymnasium
+
+
+def make(task_id: str, env_type: str, **kwargs) -> "EnvPoolEnv":
+    """EnvPool's ``make``: ``env_type`` "gym" or "gymnasium" (the same class in 1.2.5)."""
+    if env_type in ("gym", "gymnasium"):
+        return make_gymnasium(task_id, **kwargs)
+    if env_type == "dm":
+        return make_dm(task_id, **kwargs)
+    raise ValueError(f"env_type must be 'gym', 'gymnasium' or 'dm', got {env_type!r}")
+
+
+def make_dm(task_id: str, **kwargs):
+    raise NotImplementedError("cypool.envpool offers EnvPool's gymnasium API only (dm_env's "
+                              "TimeStep API is not implemented); use make_gymnasium")
+
+
+class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
+    """EnvPool's ``<Family>GymnasiumEnvPool``, stepped by a cypool pool (``self.pool``)."""
+
+    def __init__(self, task_id, family, cfg, make, task, seeds):
+        self.pool = cypool.make_vec(task_id, **make, **task)
+        self.task_id = task_id
+        self._family = family
+        self._config = cfg
+        self._seeds = seeds
+        self._started = False
+        obs, act = _spaces(self.pool, family)
+        self.single_observation_space = self.observation_space = obs
+        self.single_action_space = self.action_space = act
+        self.num_envs = self.pool.num_envs
+        self.batch_size = self.pool.batch_size
+        self.is_async = self.pool.is_async
+        self.is_vector_env = True
+        self.metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+        self.render_mode = None
+        self.spec = EnvSpec(task_id, cfg, obs, act)
+        self._act_dtype = np.int32 if family == "atari" else np.float64
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def config(self) -> dict:
+        return dict(self._config)
+
+    @property
+    def all_env_ids(self) -> np.ndarray:
+        return np.arange(self.num_envs, dtype=np.int32)
+
+    @property
+    def unwrapped(self):
+        return self
+
+    def __len__(self):
+        return self.num_envs
+
+    def __repr__(self):
+        kind = "Atari" if self._family == "atari" else "Mujoco"
+        return (f"{kind}GymnasiumEnvPool(cypool, num_envs={self.num_envs}, "
+                f"batch_size={self.batch_size})")
+
+    # ------------------------------------------------------------------ results
+    def _ids(self, env_id):
+        if env_id is None:
+            return None
+        ids = np.asarray(env_id)
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"env_id must be an integer array, got {ids.dtype}")
+        return ids.astype(np.int64).reshape(-1)
+
+    def _info(self, info, ids):
+        """EnvPool's info: plain arrays for the rows `ids`, no masks."""
+        out = {"env_id": ids.astype(np.int32), "players": {"env_id": ids.astype(np.int32)}}
+        for k, v in info.items():
+            if k.startswith("_") or k in ("env_id", "final_obs", "final_info"):
+                continue
+            out[k] = v
+        for key, _, width, dtype, _, _ in self.pool._layout:
+            if key not in out:      # EnvPool has every key on every call (zeros when unset)
+                dt = np.float64 if isinstance(dtype, str) else dtype
+                out[key] = np.zeros((len(ids),) if width == 1 else (len(ids), width), dt)
+        if "elapsed_step" not in out:       # MuJoCo: steps since the env's reset
+            out["elapsed_step"] = self.pool._engine.elapsed()[ids].astype(np.int32)
+        return out
+
+    def _step_result(self, out, ids):
+        obs, rew, term, trunc, info = out
+        trunc = np.asarray(trunc, np.bool_)
+        return (obs, np.asarray(rew, np.float32), np.asarray(term, np.bool_) & ~trunc, trunc,
+                self._info(info, ids))
+
+    def _first_seeds(self):
+        if self._started:
+            return None
+        self._started = True
+        return list(self._seeds)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, env_id=None, *, seed=None, options=None):
+        """The rows of ``env_id`` (default: every env) after a reset: ``(obs, info)``."""
+        if seed is not None:
+            warnings.warn("EnvPool seeds are fixed when the environment is created "
+                          "(make(..., seed=)); the seed passed to reset() is ignored",
+                          UserWarning, stacklevel=2)
+        mask = None
+        if options is not None:
+            if not isinstance(options, dict) or set(options) - {"reset_mask"}:
+                raise ValueError("reset options may only hold 'reset_mask'")
+            mask = options.get("reset_mask")
+            if mask is not None:
+                if env_id is not None:
+                    raise ValueError("pass env_id or options['reset_mask'], not both")
+                mask = np.asarray(mask, np.bool_)
+                if mask.shape != (self.num_envs,) or not mask.any():
+                    raise ValueError(f"reset_mask must be a bool array of shape "
+                                     f"({self.num_envs},) with at least one True value")
+                env_id = np.flatnonzero(mask)
+        ids = self._ids(env_id)
+        if ids is None:
+            ids = np.arange(self.num_envs, dtype=np.int64)
+        seeds = self._first_seeds()
+        if seeds is not None:      # the first reset starts every env, from its fixed seed
+            obs, info = self.pool.reset(seed=seeds)
+        else:
+            m = np.zeros(self.num_envs, np.bool_)
+            m[ids] = True
+            obs, info = self.pool.reset(options={"reset_mask": m})
+        return obs[ids], self._info({k: v[ids] if isinstance(v, np.ndarray) and len(v) ==
+                                     self.num_envs else v for k, v in info.items()}, ids)
+
+    def step(self, action, env_id=None):
+        """``send`` then ``recv``: the 5-tuple of the envs stepped (sync) or of the first
+        ``batch_size`` to finish (async)."""
+        if self.is_async:
+            self.send(action, env_id)
+            return self.recv()
+        ids = self._ids(env_id)
+        out = self.pool.step(self._action(action), env_ids=ids)
+        return self._step_result(out, np.arange(self.num_envs) if ids is None else ids)
+
+    def _action(self, action):
+        if not isinstance(action, np.ndarray):
+            raise TypeError(f"action must be a numpy array, got {type(action).__name__}")
+        return action.astype(self._act_dtype, copy=False) if self._family == "atari" else action
+
+    def send(self, action, env_id=None):
+        if self._first_seeds() is not None:
+            raise RuntimeError("call reset() or async_reset() before send()")
+        self.pool.send(self._action(action), self._ids(env_id))
+
+    def recv(self, reset: bool = False, return_info: bool = True):
+        out = self.pool.recv()
+        ids = out[4]["env_id"].astype(np.int64)
+        obs, rew, term, trunc, info = self._step_result(out, ids)
+        if reset:
+            return (obs, info) if return_info else obs
+        return (obs, rew, term, trunc, info) if return_info else (obs, rew, term, trunc)
+
+    def async_reset(self):
+        """Reset every env; the next ``recv()`` returns the first ``batch_size`` of them."""
+        self.pool.async_reset(seed=self._first_seeds())
+
+    def seed(self, seed=None):
+        warnings.warn("The `seed` function in envpool is abandoned. You can set seed by "
+                      "envpool.make(..., seed=seed) instead.", UserWarning, stacklevel=2)
+
+    def render(self, *args, **kwargs):
+        raise RuntimeError("cypool.envpool does not render; use cypool.make_vec")
+
+    def xla(self):
+        raise NotImplementedError("envs.xla() needs EnvPool's XLA custom calls; cypool.envpool "
+                                  "has none")
+
+    def close(self, **kwargs):
+        self.pool.close()
