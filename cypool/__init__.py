@@ -103,6 +103,7 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     from cypool.vector import parse_autoreset_mode
 
     mode = parse_autoreset_mode(autoreset_mode)
+    render_mode = task_kwargs.pop("render_mode", None)
     own = _env_kwargs_list(env_kwargs, num_envs)
     task_own = [{k: v for k, v in d.items() if k != "max_episode_steps"} for d in own]
     limits = [check_limit(d["max_episode_steps"]) if "max_episode_steps" in d
@@ -110,8 +111,13 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     fam = family.make(env_id, num_envs, threads, max_episode_steps, task_kwargs,
                       member_kwargs=task_own if env_kwargs is not None else None)
     env_kw = [fam.merged_kwargs({**task_kwargs, **d}) for d in task_own]
+    modes = fam.metadata.get("render_modes", [])
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode={render_mode!r} is not offered by {env_id}: it offers "
+                         f"{modes or 'none yet (MuJoCo rendering is not implemented)'}")
     env = VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy,
                     batch_size=batch_size)
+    env.render_mode = render_mode
     try:
         for i, lim in enumerate(limits):
             if lim != max_episode_steps:
@@ -122,7 +128,8 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     env._env_kw = env_kw
     env._make_args = dict(env_id=env_id, num_envs=num_envs, num_threads=threads, seed=seed,
                           autoreset_mode=mode, copy=copy, max_episode_steps=max_episode_steps,
-                          batch_size=batch_size, task_kwargs=dict(task_kwargs))
+                          batch_size=batch_size, render_mode=render_mode,
+                          task_kwargs=dict(task_kwargs))
     return env
 
 

@@ -69,6 +69,9 @@ class Family(Protocol):
     def set_max_episode_steps(self, ids, limit: int) -> None:
         """Truncation limit of envs ``ids``, from their next step."""
 
+    # Optional: ``render(ids)`` returns the frames ``(len(ids), H, W, 3)`` uint8 of envs ids
+    # for the render modes ``metadata["render_modes"]`` lists (none: the family renders not).
+
 
 @dataclass(frozen=True)
 class FamilyEntry:

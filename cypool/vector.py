@@ -600,6 +600,27 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         state = "closed" if self._closed else f"num_envs={self.num_envs}"
         return f"cypool.VectorEnv({self.env_id}, {state}, num_threads={self.num_threads})"
 
+    # ------------------------------------------------------------------ rendering
+    def render(self, env_ids=None):
+        """``render_mode="rgb_array"``: a tuple of one ``(H, W, 3)`` uint8 frame per env
+        (gymnasium's vector convention, so ``gymnasium.wrappers.vector.RecordVideo`` and
+        ``HumanRendering`` work), or per id of ``env_ids`` only (cheaper: only those envs
+        render). The frames are views of one fresh array. Envs in flight are refused."""
+        with self._lock:
+            self._check_open()
+            if self.render_mode is None:
+                raise gym.error.Error("cypool: this pool has no render mode; make it with "
+                                      "render_mode='rgb_array' to render")
+            if not self._has_reset:
+                raise gym.error.ResetNeeded("cypool: call reset() before render()")
+            ids = self._parse_ids(env_ids)
+            busy = ids[self._in_flight[ids]]
+            if busy.size:
+                raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight; recv() them "
+                                 "before render()")
+            frames = self._family.render(ids)
+            return tuple(frames)
+
     # ------------------------------------------------------------------ extras
     def episode_statistics(self, copy: bool = True):
         """Per-env episode statistics kept by the native loop: the running return and length,

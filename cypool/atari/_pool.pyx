@@ -417,6 +417,28 @@ cdef class AlePool(Engine):
     def lives(self):
         return np.array([self.envs[i].lives for i in range(self.num_envs)], np.int32)
 
+    def render_rgb(self, const int64_t[::1] ids):
+        """The full-resolution RGB screens (len(ids), 210, 160, 3) uint8 of envs `ids`: ALE's
+        screen of each env's last emulated frame (gymnasium's AtariEnv.render()). Call with
+        no batch running these envs; each must have been reset once."""
+        cdef Py_ssize_t k, n = ids.shape[0]
+        cdef size_t frame = RAW_H * RAW_W * 3
+        cdef int rc = CP_ALE_OK
+        self._check_ids(ids)
+        for k in range(n):
+            if not self.envs[ids[k]].loaded:
+                raise ValueError(f"cypool: env {ids[k]} has no screen yet (reset it first)")
+        out = np.empty((n, RAW_H, RAW_W, 3), np.uint8)
+        cdef uint8_t* base = <uint8_t*> cnp.PyArray_DATA(out)
+        with nogil:
+            for k in range(n):
+                rc = cp_ale_screen_rgb(self.envs[ids[k]].ale, base + k * frame, frame)
+                if rc != CP_ALE_OK:
+                    break
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE getScreenRGB: {cp_ale_last_error().decode()}")
+        return out
+
     def game_steps(self):
         return np.array([self.envs[i].game_steps for i in range(self.num_envs)], np.int64)
 

@@ -188,7 +188,8 @@ class AtariFamily:
         self.single_observation_space = gym.spaces.Box(
             0, 255, (kw["stack_num"] * channels, h, w), np.uint8)
         self.single_action_space = gym.spaces.Discrete(self.num_actions)
-        self.metadata = {"render_modes": [], "render_fps": max(1, round(60 / kw["frame_skip"]))}
+        # gymnasium's AtariEnv metadata (it offers "human" too, which cypool does not)
+        self.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
         self.action_dtype = np.int64
         self._env_ids = np.arange(num_envs, dtype=np.int32)
 
@@ -259,6 +260,10 @@ class AtariFamily:
                 "max_episode_steps": self.engine.env_options(i)["max_episode_steps"]}
 
     # ------------------------------------------------------------------ façade hooks
+    def render(self, ids):
+        """render_mode="rgb_array": the (len(ids), 210, 160, 3) uint8 screens of envs ids."""
+        return self.engine.render_rgb(np.ascontiguousarray(ids, np.int64))
+
     def seed_env(self, i, seed):
         """ale-py's AtariEnv.seed_game(seed), so that env i seeded with s follows gymnasium's
         env reset with seed s: SeedSequence(s) -> (np_seed, ale_seed); the no-op generator is

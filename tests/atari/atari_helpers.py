@@ -10,7 +10,7 @@ import gymnasium as gym
 
 
 def gym_reference(game, n, *, noop_max, p, frame_skip=4, stack=4, size=(84, 84), gray=True,
-                  mode=None, difficulty=None):
+                  mode=None, difficulty=None, render_mode=None):
     """The acceptance reference: SyncVectorEnv of FrameStackObservation(AtariPreprocessing(
     ALE/<game>-v5 with frameskip 1)). size is (height, width)."""
     import ale_py
@@ -21,7 +21,8 @@ def gym_reference(game, n, *, noop_max, p, frame_skip=4, stack=4, size=(84, 84),
 
     def make():
         e = gym.make(f"ALE/{game}-v5", frameskip=1, repeat_action_probability=p,
-                     max_num_frames_per_episode=108000, mode=mode, difficulty=difficulty)
+                     max_num_frames_per_episode=108000, mode=mode, difficulty=difficulty,
+                     render_mode=render_mode)
         e = AtariPreprocessing(e, noop_max=noop_max, frame_skip=frame_skip, screen_size=(w, h),
                                grayscale_obs=gray)
         return FrameStackObservation(e, stack)
