@@ -89,7 +89,7 @@ def mujoco_ext(name, sources):
         name, sources,
         include_dirs=NP_INC + [MJ_INC, str(ROOT / "cypool" / "mujoco"), str(ROOT / "cypool" / "_core")],
         library_dirs=NP_RANDOM_LIB,
-        libraries=["npyrandom", "npymath", "m"],
+        libraries=["npyrandom", "npymath", "m", "dl"],
         define_macros=MACROS + [("CYPOOL_MJ_VERSION", MUJOCO_VERSION.replace(".", ""))],
         extra_compile_args=C_FLAGS + ["-std=gnu11"],
         extra_link_args=OMP_L + [MJ_LIB, f"-Wl,-rpath,{rpath}"],
@@ -118,7 +118,8 @@ MUJOCO_TASKS = ["ant", "half_cheetah", "hopper", "walker2d", "humanoid", "humano
 extensions = [
     core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
-    mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c"]),
+    mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c",
+                                       "cypool/mujoco/_mj_render.c"]),
 ]
 extensions.append(atari_ext("cypool.atari._pool",
                             ["cypool/atari/_pool.pyx", "cypool/atari/_ale_shim.cpp"]))

@@ -114,7 +114,7 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     modes = fam.metadata.get("render_modes", [])
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode={render_mode!r} is not offered by {env_id}: it offers "
-                         f"{modes or 'none yet (MuJoCo rendering is not implemented)'}")
+                         f"{modes or 'none'}")
     env = VectorEnv(fam, env_id=env_id, seed=seed, autoreset_mode=mode, copy=copy,
                     batch_size=batch_size)
     env.render_mode = render_mode

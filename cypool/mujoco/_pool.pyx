@@ -29,6 +29,22 @@ from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
 
 cnp.import_array()
 
+cdef extern from "_mj_render.h" nogil:
+    ctypedef struct cp_renderer:
+        pass
+    ctypedef struct cp_camera:
+        int ready
+        int set_distance, set_azimuth, set_elevation, set_lookat, set_trackbodyid
+        double distance, azimuth, elevation
+        double lookat[3]
+        int trackbodyid
+    int cp_renderer_create(mjModel* m, int width, int height, const int* vis_flags,
+                           int nflags, int max_geom, cp_renderer** out, char* err, int errlen)
+    void cp_renderer_destroy(cp_renderer* r)
+    int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* cams,
+                         const long long* ids, long long n, int camera_id, unsigned char* out,
+                         char* err, int errlen)
+
 cdef MjGuard GUARD
 GUARD.step = cp_step
 GUARD.reset_data = cp_reset_data
@@ -119,12 +135,19 @@ cdef class MjPool(Engine):
     cdef double* scratch      # nq + nv doubles per env (MjEnv.qpos_buf, qvel_buf)
     cdef Py_ssize_t scratch_w
     cdef bytes _model_digest  # identifies the model in state signatures
+    # rendering (render_rgb): the GL context, made at the first render, and each env's camera
+    cdef cp_renderer* renderer
+    cdef cp_camera* cams
+    cdef int r_width, r_height, r_camera_id, r_max_geom
+    cdef object r_flags
 
     def __cinit__(self, *args, **kwargs):
         self.m = NULL
         self.d = NULL
         self.warn_before = NULL
         self.scratch = NULL
+        self.renderer = NULL
+        self.cams = NULL
 
     def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
                  long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
@@ -171,6 +194,8 @@ cdef class MjPool(Engine):
 
     def __dealloc__(self):
         cdef Py_ssize_t i
+        cp_renderer_destroy(self.renderer)      # before the model it was made for
+        free(self.cams)
         if self.d != NULL:
             for i in range(self.num_envs):
                 if self.d[i] != NULL:
@@ -280,3 +305,71 @@ cdef class MjPool(Engine):
             d.warning[k].number = number
         self.warn_before[i], self.warn_p[i] = state["warn"]
         self.f32_p[i] = state["act_f32"]
+
+    # ------------------------------------------------------------------ rendering
+    def setup_render(self, int width, int height, int camera_id, dict camera_config,
+                     visual_options, int max_geom):
+        """How render_rgb renders (gymnasium's MujocoEnv render kwargs, checked by the
+        family): frame size, camera (-1: gymnasium's FREE camera, configured by the task's
+        default_camera_config at each env's first render), visual flags, scene size. The
+        GL context is made at the first render."""
+        cdef Py_ssize_t i
+        cdef cp_camera* c
+        if self.cams == NULL:
+            self.cams = <cp_camera*> calloc(self.num_envs, sizeof(cp_camera))
+            if self.cams == NULL:
+                raise MemoryError("cypool: cannot allocate the cameras")
+        self.r_width, self.r_height, self.r_camera_id = width, height, camera_id
+        self.r_max_geom = max_geom
+        self.r_flags = np.ascontiguousarray(
+            [(int(k), int(bool(v))) for k, v in dict(visual_options or {}).items()] or
+            np.zeros((0, 2)), np.intc).reshape(-1, 2)
+        for i in range(self.num_envs):
+            c = &self.cams[i]
+            c.ready = 0
+            c.set_distance = "distance" in camera_config
+            c.set_azimuth = "azimuth" in camera_config
+            c.set_elevation = "elevation" in camera_config
+            c.set_lookat = "lookat" in camera_config
+            c.set_trackbodyid = "trackbodyid" in camera_config
+            c.distance = camera_config.get("distance", 0.0)
+            c.azimuth = camera_config.get("azimuth", 0.0)
+            c.elevation = camera_config.get("elevation", 0.0)
+            if c.set_lookat:
+                c.lookat[0], c.lookat[1], c.lookat[2] = [float(x) for x in
+                                                         camera_config["lookat"]]
+            c.trackbodyid = camera_config.get("trackbodyid", -1)
+
+    def render_rgb(self, const int64_t[::1] ids):
+        """(len(ids), height, width, 3) uint8 frames of envs `ids`, rendered in this thread
+        (GIL released) as gymnasium's MujocoRenderer renders rgb_array. Call with no batch
+        running these envs."""
+        cdef char err[512]
+        cdef int rc
+        cdef const int[:, ::1] flags
+        cdef Py_ssize_t n = ids.shape[0]
+        if self.cams == NULL:
+            raise RuntimeError("cypool: this pool was not set up to render")
+        self._check_ids(ids)
+        err[0] = 0
+        if self.renderer == NULL:
+            flags = self.r_flags
+            rc = cp_renderer_create(self.m, self.r_width, self.r_height,
+                                    &flags[0, 0] if flags.shape[0] else NULL,
+                                    <int> flags.shape[0], self.r_max_geom, &self.renderer,
+                                    err, 512)
+            if rc != 0:
+                raise RuntimeError(f"cypool: cannot render: {err.decode(errors='replace')} "
+                                   "(cypool renders MuJoCo through EGL; MUJOCO_GL must be "
+                                   "unset or 'egl')")
+        out = np.empty((n, self.r_height, self.r_width, 3), np.uint8)
+        if n == 0:
+            return out
+        cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out)
+        cdef const long long* idp = <const long long*> &ids[0]
+        with nogil:
+            rc = cp_render_frames(self.renderer, self.m, self.d, self.cams, idp, n,
+                                  self.r_camera_id, o, err, 512)
+        if rc != 0:
+            raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")
+        return out

@@ -97,12 +97,44 @@ def merge_kwargs(env_id, mod, kwargs):
     return kw
 
 
+# gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics)
+RENDER_DEFAULTS = dict(width=480, height=480, camera_id=None, camera_name=None,
+                       visual_options=None, max_geom=1000)
+
+
+def _render_setup(model, kw):
+    """(width, height, camera id, visual options, max_geom), checked as gymnasium checks
+    them; a camera id gymnasium would pass to MuJoCo unchecked (which ends the process) is a
+    ValueError here."""
+    width = check_int("width", kw["width"], 1, 1 << 14)
+    height = check_int("height", kw["height"], 1, 1 << 14)
+    max_geom = check_int("max_geom", kw["max_geom"], 1, 1 << 20)
+    cid, name = kw["camera_id"], kw["camera_name"]
+    if cid is not None and name is not None:
+        raise ValueError("Both `camera_id` and `camera_name` cannot be specified at the same "
+                         "time.")
+    if cid is None:
+        # gymnasium resolves the name ("track" when none is given, then discarded) and
+        # falls back to its FREE camera (-1) when the model has no such camera
+        cid = -1 if name is None else mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA,
+                                                          name)
+    cid = check_int("camera_id", cid, -1, model.ncam)
+    vis = kw["visual_options"]
+    if vis is not None and not isinstance(vis, dict):
+        raise TypeError(f"visual_options must be a dict of mjtVisFlag -> bool, got {vis!r}")
+    for flag in (vis or {}):
+        check_int("visual_options flag", int(flag), 0, int(mujoco.mjtVisFlag.mjNVISFLAG))
+    return width, height, cid, vis, max_geom
+
+
 class MujocoFamily:
     """Everything the façade needs for one MuJoCo pool."""
 
     def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
                  member_kwargs=None):
         mod = task_module(env_id)
+        kwargs = dict(kwargs)
+        render_kw = {k: kwargs.pop(k, v) for k, v in RENDER_DEFAULTS.items()}
         kw = merge_kwargs(env_id, mod, kwargs)
         path = xml_path(kw["xml_file"])
         try:
@@ -138,12 +170,28 @@ class MujocoFamily:
         self.single_action_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
         self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
         dt = model.opt.timestep * kw["frame_skip"]
-        self.metadata = {"render_modes": [], "render_fps": int(np.round(1.0 / dt))}
+        self.metadata = {"render_modes": ["rgb_array"], "render_fps": int(np.round(1.0 / dt))}
+        w, h, cam, vis, max_geom = _render_setup(model, render_kw)
+        self.engine.setup_render(w, h, cam, dict(kw.get("default_camera_config") or {}), vis,
+                                 max_geom)
+        self.render_kwargs = render_kw
+
+    def render(self, ids):
+        """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, gymnasium's.
+        cypool renders through EGL (gymnasium's MUJOCO_GL=egl); another MUJOCO_GL backend is
+        refused rather than ignored."""
+        backend = os.environ.get("MUJOCO_GL")
+        if backend not in (None, "", "egl"):
+            raise RuntimeError(f"cypool renders MuJoCo through EGL only; MUJOCO_GL={backend!r} "
+                               "is not supported (unset it or set MUJOCO_GL=egl)")
+        return self.engine.render_rgb(np.ascontiguousarray(ids, np.int64))
 
     # ------------------------------------------------------------------ per-env settings
     def merged_kwargs(self, kwargs):
-        """The complete, validated task kwargs: the task's defaults updated with `kwargs`."""
-        return merge_kwargs(self.env_id, self._mod, kwargs)
+        """The complete, validated task kwargs: the task's defaults updated with `kwargs`
+        (the pool-wide render kwargs are not task kwargs and are left out)."""
+        return merge_kwargs(self.env_id, self._mod,
+                            {k: v for k, v in kwargs.items() if k not in RENDER_DEFAULTS})
 
     def _row(self, kwargs):
         kw = merge_kwargs(self.env_id, self._mod, kwargs)

@@ -17,6 +17,8 @@ cdef extern from "mujoco/mujoco.h" nogil:
         int na                       # number of activation states = dim(act)
         int nbody                    # number of bodies
         int nsite                    # number of sites
+        int ncam                     # number of cameras
+        int ngeom                    # number of geoms
         int ntendon                  # number of tendons
         mjtSize nplugin              # number of plugin instances
         mjtSize nbuffer              # number of bytes in buffer

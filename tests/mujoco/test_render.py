@@ -1,0 +1,135 @@
+"""MuJoCo render_mode="rgb_array": frames equal gymnasium's env.render() for the same state,
+bit for bit (EGL, one gymnasium env rendering alone at a time, as gymnasium renders right
+only then), for several tasks, sizes and cameras, across steps and resets; pools render from
+several threads at once; misuse is refused before anything is rendered."""
+import threading
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import cypool
+
+
+@pytest.fixture(autouse=True)
+def egl(monkeypatch):
+    monkeypatch.setenv("MUJOCO_GL", "egl")      # gymnasium's backend for the references
+
+
+CASES = [("Hopper-v5", dict(width=84, height=84)),
+         ("Walker2d-v5", dict(width=64, height=48, camera_name="track")),
+         ("Ant-v5", dict(width=72, height=56)),
+         ("InvertedPendulum-v5", dict(width=48, height=48)),
+         ("Reacher-v5", dict(width=40, height=64, camera_id=-1))]
+
+
+def _trajectory(task, n, kw, seed, schedule, actions):
+    """cypool's frames of every env at the steps in `schedule` ("reset" entries reset)."""
+    env = cypool.make_vec(task, n, num_threads=2, render_mode="rgb_array", autoreset_mode="disabled",
+                          **kw)
+    frames = []
+    try:
+        env.reset(seed=seed)
+        for t, what in enumerate(schedule):
+            if what == "reset":
+                env.reset()
+            elif what == "step":
+                env.step(actions[t])
+            else:                                 # "render"
+                frames.append(np.stack(env.render()))
+    finally:
+        env.close()
+    return frames
+
+
+@pytest.mark.parametrize("task,kw", CASES, ids=[c[0] for c in CASES])
+def test_frames_equal_gymnasiums_render(task, kw):
+    n = 2
+    # first render after steps (gymnasium fixes the FREE camera's lookat then), a reset in
+    # between (the lookat is kept)
+    schedule = ["step", "step", "render", "step", "render", "reset", "render", "step", "render"]
+    space = gym.make(task).action_space
+    rng = np.random.default_rng(0)
+    actions = [rng.uniform(space.low, space.high, (n,) + space.shape).astype(np.float32)
+               for _ in schedule]
+    got = _trajectory(task, n, kw, 5, schedule, actions)
+    for i in range(n):                        # one reference env at a time, alone
+        ref = gym.make(task, render_mode="rgb_array", **kw)
+        try:
+            ref.reset(seed=5 + i)
+            k = 0
+            for t, what in enumerate(schedule):
+                if what == "reset":
+                    ref.reset()
+                elif what == "step":
+                    ref.step(actions[t][i])
+                else:
+                    want = ref.render()
+                    assert got[k][i].shape == want.shape
+                    assert np.array_equal(got[k][i], want), (task, i, t)
+                    k += 1
+        finally:
+            ref.close()
+
+
+def test_pools_render_from_several_threads_at_once():
+    pools = [cypool.make_vec(t, 2, num_threads=1, render_mode="rgb_array", width=48, height=48)
+             for t in ("Hopper-v5", "Ant-v5")]
+    try:
+        for p in pools:
+            p.reset(seed=0)
+        alone = [np.stack(p.render()) for p in pools]
+        out = [[], []]
+
+        def work(k):
+            for _ in range(3):
+                out[k].append(np.stack(pools[k].render()))
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        for k in range(2):
+            assert len(out[k]) == 3
+            for f in out[k]:
+                assert np.array_equal(f, alone[k])
+        one = pools[0].render(env_ids=[1])
+        assert len(one) == 1 and np.array_equal(one[0], alone[0][1])
+    finally:
+        for p in pools:
+            p.close()
+
+
+def test_other_gl_backends_are_refused(monkeypatch):
+    env = cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", width=16, height=16)
+    try:
+        env.reset(seed=0)
+        monkeypatch.setenv("MUJOCO_GL", "osmesa")
+        with pytest.raises(RuntimeError, match="EGL only"):
+            env.render()
+    finally:
+        env.close()
+
+
+def test_render_arguments_are_checked():
+    with pytest.raises(ValueError, match="camera_id"):          # gymnasium: process exit
+        cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", camera_id=5)
+    with pytest.raises(ValueError, match="cannot be specified at the same time"):
+        cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", camera_id=0,
+                        camera_name="track")
+    with pytest.raises(ValueError, match="width"):
+        cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", width=0)
+    with pytest.raises(ValueError, match="offered"):
+        cypool.make_vec("Hopper-v5", 1, render_mode="human")
+    env = cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", camera_name="no-such",
+                          width=32, height=32)
+    try:
+        with pytest.raises(gym.error.ResetNeeded):
+            env.render()
+        env.reset(seed=0)
+        assert env.render()[0].shape == (32, 32, 3)       # an unknown name: the FREE camera
+        assert env.metadata["render_modes"] == ["rgb_array"]
+        assert env.metadata["render_fps"] == gym.make("Hopper-v5").metadata["render_fps"]
+    finally:
+        env.close()
