@@ -85,9 +85,10 @@ sources() {
 }
 sources >"$WORK/sources.new"
 if [ -f "$WORK/sources.built" ]; then
-    diff "$WORK/sources.built" "$WORK/sources.new" | awk '/^>/ {print $3}' | while read -r f; do
-        touch "$SRC/$f"
-    done
+    { diff "$WORK/sources.built" "$WORK/sources.new" || true; } | awk '/^>/ {print $3}' |
+        while read -r f; do
+            touch "$SRC/$f"
+        done
 else
     find "$SRC" -name '*.so' -delete
 fi
