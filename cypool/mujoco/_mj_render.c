@@ -12,6 +12,7 @@
  * model's extent, then the task's default_camera_config; or a model camera (FIXED).
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,10 @@ typedef struct {
   EGLDisplay display;
 } cp_egl;
 
-static cp_egl EGL;  /* process-wide: loaded and initialised once (under the GIL) */
+static cp_egl EGL;  /* process-wide: loaded and initialised once, under CREATE_LOCK */
+/* Worker threads make their contexts at once (thread_init); EGL's loading and
+ * mjr_makeContext (which fills process-wide GL function pointers) run one at a time. */
+static pthread_mutex_t CREATE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 
 struct cp_renderer {
   EGLContext ctx;
@@ -141,8 +145,19 @@ static void restore_current(const cp_current* s) {
     EGL.MakeCurrent(EGL.display, 0, 0, 0);
 }
 
+static int create_locked(mjModel* m, int width, int height, const int* vis_flags, int nflags,
+                         int max_geom, cp_renderer** out, char* err, int errlen);
+
 int cp_renderer_create(mjModel* m, int width, int height, const int* vis_flags, int nflags,
                        int max_geom, cp_renderer** out, char* err, int errlen) {
+  pthread_mutex_lock(&CREATE_LOCK);
+  int rc = create_locked(m, width, height, vis_flags, nflags, max_geom, out, err, errlen);
+  pthread_mutex_unlock(&CREATE_LOCK);
+  return rc;
+}
+
+static int create_locked(mjModel* m, int width, int height, const int* vis_flags, int nflags,
+                         int max_geom, cp_renderer** out, char* err, int errlen) {
   static const EGLint attribs[] = {
       EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_ALPHA_SIZE, 8,
       EGL_DEPTH_SIZE, 24, EGL_STENCIL_SIZE, 8, EGL_COLOR_BUFFER_TYPE, EGL_RGB_BUFFER,
@@ -202,6 +217,7 @@ int cp_renderer_create(mjModel* m, int width, int height, const int* vis_flags, 
 
 void cp_renderer_destroy(cp_renderer* r) {
   if (!r) return;
+  pthread_mutex_lock(&CREATE_LOCK);
   if (r->ctx) {
     cp_current saved;
     save_current(&saved);
@@ -212,6 +228,7 @@ void cp_renderer_destroy(cp_renderer* r) {
     restore_current(&saved);
     EGL.DestroyContext(EGL.display, r->ctx);
   }
+  pthread_mutex_unlock(&CREATE_LOCK);
   free(r->rgb);
   free(r->depth);
   free(r);

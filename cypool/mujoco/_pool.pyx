@@ -18,7 +18,7 @@ import hashlib
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR
+from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
                                        mj_version, mj_versionString, mjVERSION_HEADER,
                                        mjNWARNING)
@@ -140,6 +140,10 @@ cdef class MjPool(Engine):
     cdef cp_camera* cams
     cdef int r_width, r_height, r_camera_id, r_max_geom
     cdef object r_flags
+    cdef const int* r_flags_p   # r_flags' data, for thread_init
+    cdef int r_nflags
+    cdef int pixels             # from_pixels: every step and reset renders the env's obs
+    cdef cp_renderer** slot_r   # pixels: each thread slot's renderer
 
     def __cinit__(self, *args, **kwargs):
         self.m = NULL
@@ -148,10 +152,15 @@ cdef class MjPool(Engine):
         self.scratch = NULL
         self.renderer = NULL
         self.cams = NULL
+        self.slot_r = NULL
+        self.pixels = 0
 
     def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
                  long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
-                 Py_ssize_t info_width):
+                 Py_ssize_t info_width, tuple pixels=None):
+        """pixels: (height, width) for pixel observations (from_pixels): the observation
+        output is the env's rendered frame, and the task's state observation goes to a
+        second output, "state"."""
         cdef char err[1000]
         cdef Py_ssize_t i
         cdef MjTask* task
@@ -163,8 +172,17 @@ cdef class MjPool(Engine):
             if "allocate" in msg.lower() or "memory" in msg.lower():
                 raise MemoryError(f"cypool: out of memory loading {xml_path}: {msg}")
             raise ValueError(f"cypool: MuJoCo could not load {xml_path}: {msg}")
-        self._init_engine(num_envs, num_threads, max_episode_steps,
-                          [("obs", (obs_dim,), np.float64)], info_width)
+        if pixels is None:
+            outputs = [("obs", (obs_dim,), np.float64)]
+        else:
+            outputs = [("obs", (pixels[0], pixels[1], 3), np.uint8),
+                       ("state", (obs_dim,), np.float64)]
+            self.pixels = 1
+            # one renderer per thread slot (made by thread_init in the slot's own thread)
+            self.slot_r = <cp_renderer**> calloc(num_threads + 2, sizeof(cp_renderer*))
+            if self.slot_r == NULL:
+                raise MemoryError("cypool: cannot allocate the renderers")
+        self._init_engine(num_envs, num_threads, max_episode_steps, outputs, info_width)
         self.d = <mjData**> calloc(num_envs, sizeof(mjData*))
         self.warn_before = <int*> calloc(num_envs, sizeof(int))
         self.scratch_w = self.m.nq + self.m.nv
@@ -196,6 +214,7 @@ cdef class MjPool(Engine):
         cdef Py_ssize_t i
         cp_renderer_destroy(self.renderer)      # before the model it was made for
         free(self.cams)
+        free(self.slot_r)       # the slots' renderers were freed by thread_fini (or leak)
         if self.d != NULL:
             for i in range(self.num_envs):
                 if self.d[i] != NULL:
@@ -236,7 +255,7 @@ cdef class MjPool(Engine):
         e.prm = self.prm + i * self.prm_w
         e.act = self.act + i * self.nu
         e.act_f32 = self.f32_p[i]
-        e.obs = <double*> r.obs
+        e.obs = <double*> (self.output_row(1, i) if self.pixels else r.obs)
         e.info = r.info
         e.rew = r.rew
         e.term = r.term
@@ -251,6 +270,8 @@ cdef class MjPool(Engine):
         st = self.task.reset(&e)
         self.warn_before[i] = cp_warning_count(self.d[i])
         self.warn_p[i] = 0
+        if st == 0 and self.pixels:
+            return self._render_obs(i, slot)
         return ST_OK if st == 0 else ST_ENGINE_ERROR
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
@@ -261,7 +282,36 @@ cdef class MjPool(Engine):
         w = cp_warning_count(self.d[i])
         self.warn_p[i] = w - self.warn_before[i]
         self.warn_before[i] = w
+        if st == 0 and self.pixels:
+            return self._render_obs(i, slot)
         return ST_OK if st == 0 else ST_ENGINE_ERROR
+
+    cdef int _render_obs(self, Py_ssize_t i, int slot) noexcept nogil:
+        """from_pixels: env i's observation is its frame, rendered on this slot's context
+        (AddRenderObservation: the frame after the step or reset)."""
+        cdef long long ids[1]
+        ids[0] = i
+        if cp_render_frames(self.slot_r[slot], self.m, self.d, self.cams, ids, 1,
+                            self.r_camera_id, <unsigned char*> self.obs_p + i * self.obs_row,
+                            self.slots[i].errmsg, ERRMSG_LEN) != 0:
+            return ST_ENGINE_ERROR
+        return ST_OK
+
+    cdef int thread_init(self, int slot) noexcept nogil:
+        cdef const int* flags = NULL
+        if not self.pixels:
+            return ST_OK
+        if self.r_nflags > 0:
+            flags = self.r_flags_p
+        return ST_OK if cp_renderer_create(
+            self.m, self.r_width, self.r_height, flags, self.r_nflags, self.r_max_geom,
+            &self.slot_r[slot], self.slot_err + slot * ERRMSG_LEN, ERRMSG_LEN) == 0 \
+            else ST_ENGINE_ERROR
+
+    cdef void thread_fini(self, int slot) noexcept nogil:
+        if self.pixels:
+            cp_renderer_destroy(self.slot_r[slot])
+            self.slot_r[slot] = NULL
 
     # ------------------------------------------------------------------ state
     # An env's MuJoCo state is its whole mjData buffer (every array: the integration state
@@ -324,6 +374,8 @@ cdef class MjPool(Engine):
         self.r_flags = np.ascontiguousarray(
             [(int(k), int(bool(v))) for k, v in dict(visual_options or {}).items()] or
             np.zeros((0, 2)), np.intc).reshape(-1, 2)
+        self.r_nflags = <int> self.r_flags.shape[0]
+        self.r_flags_p = <const int*> cnp.PyArray_DATA(self.r_flags)
         for i in range(self.num_envs):
             c = &self.cams[i]
             c.ready = 0

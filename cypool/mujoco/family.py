@@ -99,7 +99,7 @@ def merge_kwargs(env_id, mod, kwargs):
 
 # gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics)
 RENDER_DEFAULTS = dict(width=480, height=480, camera_id=None, camera_name=None,
-                       visual_options=None, max_geom=1000)
+                       visual_options=None, max_geom=1000, from_pixels=False)
 
 
 def _render_setup(model, kw):
@@ -164,17 +164,25 @@ class MujocoFamily:
             info_layout.append((key, col, width, dtype, on_step, on_reset))
             col += width
         self.info_layout = info_layout
-        self.engine = MjPool(path, num_envs, num_threads, max_episode_steps or 0,
-                             mod.task_capsule(), params, obs_dim, col)
-        bounds = model.actuator_ctrlrange.copy().astype(np.float32)
-        self.single_action_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
-        dt = model.opt.timestep * kw["frame_skip"]
-        self.metadata = {"render_modes": ["rgb_array"], "render_fps": int(np.round(1.0 / dt))}
         w, h, cam, vis, max_geom = _render_setup(model, render_kw)
+        pixels = render_kw["from_pixels"]
+        if not isinstance(pixels, (bool, np.bool_)):
+            raise TypeError(f"from_pixels must be a bool, got {pixels!r}")
+        self.engine = MjPool(path, num_envs, num_threads, max_episode_steps or 0,
+                             mod.task_capsule(), params, obs_dim, col,
+                             (h, w) if pixels else None)
         self.engine.setup_render(w, h, cam, dict(kw.get("default_camera_config") or {}), vis,
                                  max_geom)
         self.render_kwargs = render_kw
+        bounds = model.actuator_ctrlrange.copy().astype(np.float32)
+        self.single_action_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
+        if pixels:      # AddRenderObservation(render_only=True)'s space
+            self.single_observation_space = gym.spaces.Box(0, 255, (h, w, 3), np.uint8)
+        else:
+            self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
+                                                           np.float64)
+        dt = model.opt.timestep * kw["frame_skip"]
+        self.metadata = {"render_modes": ["rgb_array"], "render_fps": int(np.round(1.0 / dt))}
 
     def render(self, ids):
         """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, gymnasium's.

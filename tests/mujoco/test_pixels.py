@@ -1,0 +1,95 @@
+"""Pixel observations (from_pixels=True): every observation is the env's frame, rendered in
+the worker threads (one GL context per thread slot), equal bit for bit to gymnasium's
+AddRenderObservation(render_only=True) over the same env, across auto-resets (final_obs
+frames too), sync and async."""
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.wrappers import AddRenderObservation
+
+import cypool
+
+SIZE = dict(width=48, height=40)
+LIMIT = 4
+
+
+@pytest.fixture(autouse=True)
+def egl(monkeypatch):
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+
+
+def _reference(task, seed, actions, mode):
+    """One AddRenderObservation env alone: its obs, rewards and final frames per step. The
+    base env is seeded before wrapping, as the wrapper's constructor resets it unseeded."""
+    base = gym.make(task, render_mode="rgb_array", max_episode_steps=LIMIT, **SIZE)
+    base.reset(seed=seed)
+    env = AddRenderObservation(base, render_only=True)
+    out = []
+    try:
+        obs, _ = env.reset(seed=seed)
+        out.append((obs, 0.0, None))
+        done = False
+        for a in actions:
+            if done and mode == "next_step":
+                obs, _ = env.reset()
+                out.append((obs, 0.0, None))
+                done = False
+                continue
+            obs, r, te, tr, _ = env.step(a)
+            final = None
+            if (te or tr) and mode == "same_step":
+                final, (obs, _) = obs, env.reset()
+            out.append((obs, r, final))
+            done = te or tr
+    finally:
+        env.close()
+    return out
+
+
+@pytest.mark.parametrize("task,mode", [("Hopper-v5", "next_step"), ("Walker2d-v5", "same_step")])
+def test_pixel_observations_equal_add_render_observation(task, mode):
+    n, steps = 2, 9
+    env = cypool.make_vec(task, n, num_threads=2, from_pixels=True, autoreset_mode=mode,
+                          max_episode_steps=LIMIT, **SIZE)
+    assert env.single_observation_space == gym.spaces.Box(0, 255, (40, 48, 3), np.uint8)
+    assert env._engine.num_slots == 2                      # the caller and one worker
+    rng = np.random.default_rng(1)
+    actions = rng.uniform(-1, 1, (steps, n) + env.single_action_space.shape).astype(np.float32)
+    got = []
+    try:
+        obs, _ = env.reset(seed=7)
+        got.append((obs, np.zeros(n), {}))
+        for a in actions:
+            obs, rew, term, trunc, info = env.step(a)
+            got.append((obs, rew, info))
+    finally:
+        env.close()
+    for i in range(n):
+        ref = _reference(task, 7 + i, actions[:, i], mode)
+        for t, ((obs, rew, info), (r_obs, r_rew, r_final)) in enumerate(zip(got, ref)):
+            assert np.array_equal(obs[i], r_obs), (i, t)
+            assert rew[i] == r_rew, (i, t)
+            if r_final is not None:
+                assert info["_final_obs"][i]
+                assert np.array_equal(info["final_obs"][i], r_final), (i, t)
+
+
+def test_async_pixel_pool_renders_on_the_workers():
+    env = cypool.make_vec("Hopper-v5", 4, num_threads=2, batch_size=2, from_pixels=True, **SIZE)
+    sync = cypool.make_vec("Hopper-v5", 4, num_threads=1, from_pixels=True, **SIZE)
+    try:
+        assert env._engine.num_slots == 3                  # the caller and two workers
+        env.async_reset(seed=0)
+        first = {}
+        while len(first) < 4:
+            obs, _, _, _, info = env.recv(timeout=60)
+            for r, i in enumerate(info["env_id"]):
+                first[int(i)] = obs[r]
+        o, _ = sync.reset(seed=0)
+        for i in range(4):
+            assert np.array_equal(first[i], o[i])
+    finally:
+        env.close()
+        sync.close()
+    with pytest.raises(TypeError, match="from_pixels"):
+        cypool.make_vec("Hopper-v5", 1, from_pixels=1)
