@@ -1,4 +1,3 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """Walk: the smallest env family, built by the test suite against cypool's installed engine
 headers (cypool.get_include()), to test the engine without a simulator.
 

@@ -46,7 +46,9 @@ def build_walk(cache_dir: Path):
                         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
         dist = Distribution({"ext_modules": cythonize(
             [ext], include_path=cypool.get_include(), quiet=True,
-            build_dir=str(out / "c"))})
+            build_dir=str(out / "c"),
+            compiler_directives=dict(language_level=3, boundscheck=False, wraparound=False,
+                                     cdivision=True))})
         cmd = dist.get_command_obj("build_ext")
         cmd.build_lib = str(out)
         cmd.build_temp = str(out / "tmp")
