@@ -56,6 +56,7 @@ def test_quickstart_notebook_executes(tmp_path, monkeypatch):
     else:
         assert "no make_population yet" in text
     plot = [o for c in nb.cells for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
-    assert len(plot) == 1                                  # the throughput figure
+    assert len(plot) == 2                   # the rendered frames and the throughput figure
+    assert "rendered frames: [(240, 240, 3), (210, 160, 3)]" in text
     assert "64 envs: cypool" in text
     assert elapsed < 90, f"the quickstart should stay well under a minute, took {elapsed:.0f} s"
