@@ -93,3 +93,19 @@ def test_async_pixel_pool_renders_on_the_workers():
         sync.close()
     with pytest.raises(TypeError, match="from_pixels"):
         cypool.make_vec("Hopper-v5", 1, from_pixels=1)
+
+
+def test_a_population_of_pixel_envs():
+    pop = cypool.make_population("Hopper-v5", 2, 2, num_threads=2, from_pixels=True,
+                                 seed=4, seed_mode="parity", **SIZE)
+    flat = cypool.make_vec("Hopper-v5", 4, num_threads=2, from_pixels=True, **SIZE)
+    try:
+        obs, _ = pop.reset()
+        o, _ = flat.reset(seed=4)
+        assert obs.shape == (2, 2, 40, 48, 3)
+        assert np.array_equal(obs.reshape(o.shape), o)
+        a = np.full((2, 2, 3), 0.2, np.float32)
+        assert np.array_equal(pop.step(a)[0].reshape(o.shape), flat.step(a.reshape(4, 3))[0])
+    finally:
+        pop.close()
+        flat.close()
