@@ -390,7 +390,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         return action.astype(self._act_dtype, copy=False) if self._family == "atari" else action
 
     def send(self, action, env_id=None):
-        if self._first_seeds() is not None:
+        if not self._started:
             raise RuntimeError("call reset() or async_reset() before send()")
         self.pool.send(self._action(action), self._ids(env_id))
 

@@ -121,6 +121,17 @@ def test_seeds_and_async_batches():
         a.close(), b.close()
 
 
+def test_send_before_reset_is_refused_and_keeps_the_seeds():
+    a = cep.make_gymnasium("Hopper-v5", num_envs=2, seed=3)
+    b = cep.make_gymnasium("Hopper-v5", num_envs=2, seed=3)
+    try:
+        with pytest.raises(RuntimeError, match="reset"):
+            a.send(np.zeros((2, 3)))
+        assert np.array_equal(a.reset()[0], b.reset()[0])     # still seeded 3, 4
+    finally:
+        a.close(), b.close()
+
+
 def test_options_are_checked_before_any_env_is_made():
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
         cep.make_gymnasium("Pong-v5", bogus=1)
