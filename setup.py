@@ -75,9 +75,13 @@ MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
 MJ_INC, MJ_DIR, MJ_LIB = _mujoco_paths()
 
 
-def core_ext(name, sources):
+def core_ext(name, sources, random=False):
+    """random: the module draws from numpy.random's C distributions (libnpyrandom)."""
+    libs = dict(library_dirs=NP_RANDOM_LIB, libraries=["npyrandom", "npymath", "m"]) \
+        if random else {}
     return Extension(name, sources, include_dirs=NP_INC + [str(ROOT / "cypool" / "_core")],
-                     define_macros=MACROS, extra_compile_args=C_FLAGS, extra_link_args=OMP_L)
+                     define_macros=MACROS, extra_compile_args=C_FLAGS, extra_link_args=OMP_L,
+                     **libs)
 
 
 def mujoco_ext(name, sources):
@@ -118,6 +122,7 @@ MUJOCO_TASKS = ["ant", "half_cheetah", "hopper", "walker2d", "humanoid", "humano
 extensions = [
     core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
+    core_ext("cypool.classic._cartpole", ["cypool/classic/_cartpole.pyx"], random=True),
     mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c",
                                        "cypool/mujoco/_mj_render.c"]),
 ]

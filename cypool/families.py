@@ -203,3 +203,20 @@ def _atari_limit(env_id):
 
 register_family("atari", env_ids=_atari_ids, make=_atari_make,
                 default_max_episode_steps=_atari_limit)
+
+
+def _classic_ids():
+    return ["CartPole-v0", "CartPole-v1"]
+
+
+def _classic_make(*args, **kwargs):
+    from cypool.classic.family import ClassicFamily
+    return ClassicFamily(*args, **kwargs)
+
+
+def _classic_limit(env_id):
+    return {"CartPole-v0": 200, "CartPole-v1": 500}[env_id]
+
+
+register_family("classic", env_ids=_classic_ids, make=_classic_make,
+                default_max_episode_steps=_classic_limit)
