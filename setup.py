@@ -123,6 +123,7 @@ extensions = [
     core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
     core_ext("cypool.classic._cartpole", ["cypool/classic/_cartpole.pyx"], random=True),
+    core_ext("cypool.classic._mountain_car", ["cypool/classic/_mountain_car.pyx"], random=True),
     mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c",
                                        "cypool/mujoco/_mj_render.c"]),
 ]

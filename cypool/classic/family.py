@@ -1,51 +1,85 @@
-"""Builds a classic-control pool: gymnasium's spaces, kwargs and limits for CartPole-v0/v1.
+"""Builds a classic-control pool: gymnasium's spaces, kwargs and limits for CartPole-v0/v1 and
+MountainCar-v0.
 
 Exact: the same seeds and actions give gymnasium's observations (float32), rewards (float64),
 terminated and truncated, bit for bit, as gymnasium.make_vec(id, n, vectorization_mode=
-"sync") (gymnasium's default CartPole vector env, CartPoleVectorEnv, is another algorithm:
-one stream for all envs and float32 rewards). Reset options (low/high) are not offered:
-cypool's reset takes only reset_mask.
+"sync") (gymnasium's default vector CartPole, CartPoleVectorEnv, is another algorithm: one
+stream for all envs and float32 rewards). Reset options (low/high) are not offered: cypool's
+reset takes only reset_mask.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import gymnasium as gym
 
 from cypool.errors import check_known_kwargs
-from cypool.classic._cartpole import CartPolePool, THETA_THRESHOLD_RADIANS
+from cypool._validate import is_number
 
-# id -> (gymnasium's time limit, reward threshold)
-IDS = {"CartPole-v0": (200, 195.0), "CartPole-v1": (500, 475.0)}
-DEFAULTS = dict(sutton_barto_reward=False)
+
+@dataclass(frozen=True)
+class Spec:
+    limit: int                 # gymnasium's registered max_episode_steps
+    n_actions: int
+    low: tuple
+    high: tuple
+    defaults: dict
+
+
+_THETA = 12 * 2 * 3.141592653589793 / 360          # CartPoleEnv.theta_threshold_radians
+_CARTPOLE = dict(n_actions=2, low=(-4.8, -np.inf, -_THETA * 2, -np.inf),
+                 high=(4.8, np.inf, _THETA * 2, np.inf),
+                 defaults=dict(sutton_barto_reward=False))
+SPECS = {
+    "CartPole-v0": Spec(limit=200, **_CARTPOLE),
+    "CartPole-v1": Spec(limit=500, **_CARTPOLE),
+    "MountainCar-v0": Spec(limit=200, n_actions=3, low=(-1.2, -0.07), high=(0.6, 0.07),
+                           defaults=dict(goal_velocity=0)),
+}
 
 
 def merge_kwargs(env_id, kwargs):
-    check_known_kwargs(env_id, kwargs, DEFAULTS)
-    kw = {**DEFAULTS, **kwargs}
-    if not isinstance(kw["sutton_barto_reward"], (bool, np.bool_)):
-        raise TypeError(f"sutton_barto_reward must be a bool, got {kw['sutton_barto_reward']!r}")
-    kw["sutton_barto_reward"] = bool(kw["sutton_barto_reward"])
+    defaults = SPECS[env_id].defaults
+    check_known_kwargs(env_id, kwargs, defaults)
+    kw = {**defaults, **kwargs}
+    if "sutton_barto_reward" in kw:
+        if not isinstance(kw["sutton_barto_reward"], (bool, np.bool_)):
+            raise TypeError(f"sutton_barto_reward must be a bool, got "
+                            f"{kw['sutton_barto_reward']!r}")
+        kw["sutton_barto_reward"] = bool(kw["sutton_barto_reward"])
+    if "goal_velocity" in kw and not is_number(kw["goal_velocity"]):
+        raise TypeError(f"goal_velocity must be a number, got {kw['goal_velocity']!r}")
     return kw
 
 
 class ClassicFamily:
-    """Everything the façade needs for one CartPole pool (cypool.families.Family)."""
+    """Everything the façade needs for one classic-control pool (cypool.families.Family)."""
 
     def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
                  member_kwargs=None):
         self.env_id = env_id
+        spec = SPECS[env_id]
         self.kwargs = kw = merge_kwargs(env_id, kwargs)
         if member_kwargs is not None:
             for i, extra in enumerate(member_kwargs):
                 if merge_kwargs(env_id, {**kwargs, **extra}) != kw:
-                    raise ValueError(f"member_kwargs[{i}]: CartPole envs of one pool share "
-                                     "their kwargs (sutton_barto_reward)")
-        self.engine = CartPolePool(num_envs, num_threads, max_episode_steps or 0,
-                                   kw["sutton_barto_reward"])
-        high = np.array([2.4 * 2, np.inf, THETA_THRESHOLD_RADIANS * 2, np.inf], np.float32)
-        self.single_observation_space = gym.spaces.Box(-high, high, dtype=np.float32)
-        self.single_action_space = gym.spaces.Discrete(2)
-        self.metadata = {"render_modes": [], "render_fps": 50}
+                    raise ValueError(f"member_kwargs[{i}]: the envs of a {env_id} pool share "
+                                     f"their kwargs ({sorted(kw)})")
+        limit = max_episode_steps or 0
+        if env_id.startswith("CartPole"):
+            from cypool.classic._cartpole import CartPolePool
+            self.engine = CartPolePool(num_envs, num_threads, limit, kw["sutton_barto_reward"])
+        else:
+            from cypool.classic._mountain_car import MountainCarPool
+            self.engine = MountainCarPool(num_envs, num_threads, limit,
+                                          float(kw["goal_velocity"]))
+        self.single_observation_space = gym.spaces.Box(
+            np.array(spec.low, np.float32), np.array(spec.high, np.float32), dtype=np.float32)
+        self.single_action_space = gym.spaces.Discrete(spec.n_actions)
+        self.n_actions = spec.n_actions
+        self.metadata = {"render_modes": [], "render_fps": 50 if env_id.startswith("CartPole")
+                         else 30}
         self.info_layout = []
         self.action_dtype = np.int64
 
@@ -54,22 +88,22 @@ class ClassicFamily:
 
     def configure_envs(self, ids, kwargs):
         if self.merged_kwargs(kwargs) != self.kwargs:
-            raise ValueError("CartPole envs of one pool share their kwargs (sutton_barto_reward)")
+            raise ValueError(f"the envs of a {self.env_id} pool share their kwargs")
 
     def set_max_episode_steps(self, ids, limit):
         self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
 
     def load_actions(self, actions, env_ids=None):
-        """gymnasium's CartPole asserts action_space.contains(a): integers 0 or 1."""
+        """gymnasium's envs assert action_space.contains(a): integers in [0, n)."""
         a = np.asarray(actions)
         n = self.engine.num_envs if env_ids is None else len(env_ids)
         if a.shape != (n,):
             raise ValueError(f"actions must have shape ({n},), got {a.shape}")
         if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integers 0 or 1, got {a.dtype}")
-        bad = (a < 0) | (a > 1)
+            raise TypeError(f"actions must be integers in [0, {self.n_actions}), got {a.dtype}")
+        bad = (a < 0) | (a >= self.n_actions)
         if bad.any():
-            raise ValueError(f"actions must be 0 or 1; got {a[bad].tolist()}")
+            raise ValueError(f"actions must be in [0, {self.n_actions}); got {a[bad].tolist()}")
         if env_ids is None:
             self.engine.actions[:] = a
         else:

@@ -1,6 +1,7 @@
-"""CartPole-v0/v1 against gymnasium's CartPoleEnv under SyncVectorEnv, bit for bit: float32
-observations, float64 rewards, flags and info, in the three autoreset modes, on one and two
-threads, across auto-resets and truncation; the rest of cypool's API on top."""
+"""CartPole-v0/v1 and MountainCar-v0 against gymnasium's envs under SyncVectorEnv, bit for
+bit: float32 observations, float64 rewards, flags and info, in the three autoreset modes, on
+one and two threads, across auto-resets, termination and truncation; the rest of cypool's
+API on top."""
 import pickle
 
 import gymnasium as gym
@@ -26,7 +27,9 @@ def _same(x, y):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("mode", ["next_step", "same_step", "disabled"])
 @pytest.mark.parametrize("env_id,kw", [("CartPole-v1", {}), ("CartPole-v0", {}),
-                                       ("CartPole-v1", {"sutton_barto_reward": True})])
+                                       ("CartPole-v1", {"sutton_barto_reward": True}),
+                                       ("MountainCar-v0", {}),
+                                       ("MountainCar-v0", {"goal_velocity": 0.02})])
 def test_matches_gymnasium(env_id, kw, mode, threads):
     n = 5
     env, ref = _pair(env_id, n, mode, threads, **kw)
@@ -37,10 +40,15 @@ def test_matches_gymnasium(env_id, kw, mode, threads):
         r, ref_info = ref.reset(seed=3)
         assert o.dtype == r.dtype and np.array_equal(o, r) and info == ref_info == {}
         rng = np.random.default_rng(1)
-        ends = truncs = 0
-        # a policy that keeps the pole up for a while, so that v0's 200-step limit is hit
+        ends = truncs = terms = 0
+        cartpole = env_id.startswith("CartPole")
         for t in range(700):
-            a = np.where(o[:, 2] + 0.5 * o[:, 3] > 0, 1, 0) if t % 3 else rng.integers(0, 2, n)
+            if t % 3 == 0:
+                a = rng.integers(0, env.single_action_space.n, n)
+            elif cartpole:       # keeps the pole up for a while: v0's 200-step limit is hit
+                a = np.where(o[:, 2] + 0.5 * o[:, 3] > 0, 1, 0)
+            else:                # pumps energy: the car reaches the flag now and then
+                a = np.where(o[:, 1] >= 0, 2, 0)
             x, y = env.step(a), ref.step(a)
             _same(x, y)
             o = x[0]
@@ -50,13 +58,16 @@ def test_matches_gymnasium(env_id, kw, mode, threads):
             done = x[2] | x[3]
             ends += int(done.sum())
             truncs += int(x[3].sum())
+            terms += int(x[2].sum())
             if mode == "disabled" and done.any():
                 o, _ = env.reset(options={"reset_mask": done})
                 r, _ = ref.reset(options={"reset_mask": done})
                 assert np.array_equal(o, r)
         assert ends >= n                          # every env crossed an auto-reset
-        if env_id == "CartPole-v0":
+        if env_id in ("CartPole-v0", "MountainCar-v0"):
             assert truncs > 0                      # the 200-step limit was reached
+        if env_id.startswith("MountainCar") and not kw:
+            assert terms > 0                       # and the goal
     finally:
         env.close()
         ref.close()
@@ -68,7 +79,7 @@ def test_actions_are_checked_like_gymnasiums_assert():
         env.reset(seed=0)
         with pytest.raises(TypeError, match="integers"):
             env.step(np.zeros(3))
-        with pytest.raises(ValueError, match="0 or 1"):
+        with pytest.raises(ValueError, match=r"in \[0, 2\)"):
             env.step(np.array([0, 2, 1]))
         with pytest.raises(ValueError, match="shape"):
             env.step(np.zeros((3, 1), np.int64))
