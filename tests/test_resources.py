@@ -259,3 +259,33 @@ def test_interpreter_exit_without_close_repeated():
         if rc != 0 or "DONE" not in out:
             bad.append((k, rc, err.strip().splitlines()[-1:] if err.strip() else ""))
     assert bad == []
+
+
+def _failed_constructions(tmp_path, k):
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<mujoco><worldbody><body><geom type='nosuchtype'/></body></worldbody>"
+                      "</mujoco>")
+    with pytest.raises(ValueError):                    # MuJoCo cannot load the model
+        cypool.make_vec("Hopper-v5", 4, num_threads=2, xml_file=str(broken))
+    with pytest.raises(ValueError, match="mode"):      # a mode the game does not have
+        cypool.make_vec("Breakout-v5", 4, num_threads=2, mode=99)
+    with pytest.raises(ValueError, match="camera_id"):  # refused after the model is loaded
+        cypool.make_vec("Hopper-v5", 4, num_threads=2, render_mode="rgb_array", camera_id=9)
+    with pytest.raises(TypeError):                     # a bad kwarg of one env of a pool
+        cypool.make_vec("Hopper-v5", 3, env_kwargs=[{}, {"ctrl_cost_weight": "x"}, {}])
+
+
+def test_200_failed_constructions_leak_nothing(tmp_path):
+    for k in range(10):                                # warm-up: caches, imports
+        _failed_constructions(tmp_path, k)
+    before = rss_kb(), open_fds(), os_threads(), threading.active_count()
+    for k in range(200):
+        _failed_constructions(tmp_path, k)
+    after = rss_kb(), open_fds(), settled_threads(before[2]), threading.active_count()
+    assert after[1:] == before[1:], (before, after)   # fds, OS threads, Python threads
+    if os.environ.get("CYPOOL_SANITIZER") != "asan":
+        assert after[0] - before[0] < 0.02 * before[0], (before, after)
+    env = cypool.make_vec("Breakout-v5", 2, num_threads=2)    # the process is fine
+    env.reset(seed=0)
+    env.step(np.zeros(2, np.int64))
+    env.close()
