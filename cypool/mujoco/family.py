@@ -30,9 +30,10 @@ TASKS = {
     "Swimmer-v5": "swimmer",
     "Pusher-v5": "pusher",
 }
-# MujocoEnv kwargs that only concern rendering: accepted for compatibility, not used.
-RENDER_KWARGS = {"render_mode": None, "width": 480, "height": 480, "camera_id": None,
-                 "camera_name": None, "max_geom": 1000, "visual_options": None}
+# gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics), plus
+# EnvPool's from_pixels
+RENDER_DEFAULTS = dict(width=480, height=480, camera_id=None, camera_name=None,
+                       visual_options=None, max_geom=1000, from_pixels=False)
 ASSETS = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets")
 
 
@@ -73,11 +74,12 @@ def xml_path(xml_file):
 
 
 def merge_kwargs(env_id, mod, kwargs):
-    allowed = dict(mod.DEFAULTS)
-    allowed.update(RENDER_KWARGS)
+    allowed = {**mod.DEFAULTS, **RENDER_DEFAULTS, "render_mode": None}
     check_known_kwargs(env_id, kwargs, allowed)
-    if kwargs.get("render_mode") is not None:
-        raise ValueError("render_mode: cypool MuJoCo pools do not render (use gymnasium's env)")
+    if kwargs.get("render_mode") is not None:       # make_vec takes it; populations do not
+        raise ValueError("render_mode: only cypool.make_vec pools render")
+    kwargs = {k: v for k, v in kwargs.items() if k not in RENDER_DEFAULTS
+              and k != "render_mode"}
     kw = dict(mod.DEFAULTS)
     kw.update(kwargs)
     for k, v in kw.items():
@@ -97,9 +99,6 @@ def merge_kwargs(env_id, mod, kwargs):
     return kw
 
 
-# gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics)
-RENDER_DEFAULTS = dict(width=480, height=480, camera_id=None, camera_name=None,
-                       visual_options=None, max_geom=1000, from_pixels=False)
 
 
 def _render_setup(model, kw):
@@ -198,8 +197,7 @@ class MujocoFamily:
     def merged_kwargs(self, kwargs):
         """The complete, validated task kwargs: the task's defaults updated with `kwargs`
         (the pool-wide render kwargs are not task kwargs and are left out)."""
-        return merge_kwargs(self.env_id, self._mod,
-                            {k: v for k, v in kwargs.items() if k not in RENDER_DEFAULTS})
+        return merge_kwargs(self.env_id, self._mod, kwargs)
 
     def _row(self, kwargs):
         kw = merge_kwargs(self.env_id, self._mod, kwargs)
