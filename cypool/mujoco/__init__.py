@@ -4,6 +4,7 @@ import os as _os
 import mujoco as _mujoco  # loads libmujoco.so (our extensions resolve it by soname)
 
 from cypool.mujoco import _pool
+from cypool.mujoco.family import extension_kwargs, register_task, unregister_task  # noqa: F401
 
 _runtime, _runtime_str = _pool.runtime_version()
 if _runtime != _pool.HEADER_VERSION:

@@ -53,8 +53,73 @@ def warn_if_inexact_dot(env_id, keys):
         RuntimeWarning, stacklevel=4)
 
 
+_USER_TASKS: dict[str, str] = {}      # env id -> a user's task module (register_task)
+
+
 def task_module(env_id):
+    if env_id in _USER_TASKS:
+        return importlib.import_module(_USER_TASKS[env_id])
     return importlib.import_module(f"cypool.mujoco.tasks.{TASKS[env_id]}")
+
+
+TASK_API = ("ID", "MAX_EPISODE_STEPS", "DEFAULTS", "INFO", "configure", "task_capsule")
+
+
+def register_task(env_id: str, module: str) -> None:
+    """Serve ``env_id`` with a MuJoCo task module of the user's (its importable name).
+
+    The module has the shape of cypool's own tasks (``cypool/mujoco/tasks/*.pyx``): ``ID``,
+    ``MAX_EPISODE_STEPS``, ``DEFAULTS`` (the kwargs with their defaults, ``xml_file`` and
+    ``frame_skip`` among them), ``INFO`` (``[(key, width, dtype, on_step, on_reset), ...]``),
+    ``configure(model, kwargs) -> (parameter row, observation size)``, and
+    ``task_capsule()`` returning its two nogil kernels (``cypool.mujoco._task.export_task``);
+    build it with ``cypool.mujoco.extension_kwargs()``. The id then works everywhere a
+    built-in MuJoCo id does (make_vec, populations, gymnasium.make_vec after
+    cypool.registration.register_all()).
+    """
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError("register_task: env_id must be a non-empty str")
+    from cypool.families import list_envs
+    if env_id in TASKS or env_id in list_envs():
+        raise ValueError(f"register_task: {env_id!r} is already served")
+    mod = importlib.import_module(module)
+    missing = [name for name in TASK_API if not hasattr(mod, name)]
+    if missing:
+        raise TypeError(f"register_task: {module} lacks {missing} (see cypool.mujoco."
+                        "register_task's documentation for a task module's shape)")
+    for key in ("xml_file", "frame_skip"):
+        if key not in mod.DEFAULTS:
+            raise TypeError(f"register_task: {module}.DEFAULTS must have {key!r}")
+    _USER_TASKS[env_id] = module
+    TASKS[env_id] = module
+
+
+def unregister_task(env_id: str) -> None:
+    """Forget a task registered with register_task (the built-in ones stay)."""
+    if _USER_TASKS.pop(env_id, None) is not None:
+        del TASKS[env_id]
+
+
+def extension_kwargs() -> dict:
+    """setuptools.Extension keyword arguments for building a task module against this cypool
+    and the mujoco it runs with: include dirs (numpy, cypool's headers, MuJoCo's), numpy's
+    random library, libmujoco, and the flags cypool's own tasks use (no FMA contraction:
+    rewards round as numpy's do)."""
+    import numpy
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    mj = os.path.dirname(mujoco.__file__)
+    lib = os.path.join(mj, f"libmujoco.so.{mujoco.__version__}")
+    return dict(
+        include_dirs=[numpy.get_include(), os.path.dirname(os.path.dirname(here)), here,
+                      os.path.join(os.path.dirname(here), "_core"), os.path.join(mj, "include")],
+        library_dirs=[os.path.join(numpy.get_include(), "..", "..", "random", "lib"),
+                      os.path.join(numpy.get_include(), "..", "lib")],
+        libraries=["npyrandom", "npymath", "m"],
+        extra_compile_args=["-O2", "-ffp-contract=off", "-fno-math-errno"],
+        extra_link_args=[lib, f"-Wl,-rpath,{mj}"],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
 
 
 def xml_path(xml_file):
