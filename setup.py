@@ -75,13 +75,14 @@ MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
 MJ_INC, MJ_DIR, MJ_LIB = _mujoco_paths()
 
 
-def core_ext(name, sources, random=False):
-    """random: the module draws from numpy.random's C distributions (libnpyrandom)."""
+def core_ext(name, sources, random=False, flags=()):
+    """random: the module draws from numpy.random's C distributions (libnpyrandom); flags:
+    extra compiler flags."""
     libs = dict(library_dirs=NP_RANDOM_LIB, libraries=["npyrandom", "npymath", "m"]) \
         if random else {}
     return Extension(name, sources, include_dirs=NP_INC + [str(ROOT / "cypool" / "_core")],
-                     define_macros=MACROS, extra_compile_args=C_FLAGS, extra_link_args=OMP_L,
-                     **libs)
+                     define_macros=MACROS, extra_compile_args=C_FLAGS + list(flags),
+                     extra_link_args=OMP_L, **libs)
 
 
 def mujoco_ext(name, sources):
@@ -124,6 +125,9 @@ extensions = [
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
     core_ext("cypool.classic._cartpole", ["cypool/classic/_cartpole.pyx"], random=True),
     core_ext("cypool.classic._mountain_car", ["cypool/classic/_mountain_car.pyx"], random=True),
+    # numpy's scalar ** calls libm's pow/powf, which gcc would fold into x * x
+    core_ext("cypool.classic._pendulum", ["cypool/classic/_pendulum.pyx"], random=True,
+             flags=["-fno-builtin-pow", "-fno-builtin-powf"]),
     mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c",
                                        "cypool/mujoco/_mj_render.c"]),
 ]

@@ -36,6 +36,8 @@ SPECS = {
     "CartPole-v1": Spec(limit=500, **_CARTPOLE),
     "MountainCar-v0": Spec(limit=200, n_actions=3, low=(-1.2, -0.07), high=(0.6, 0.07),
                            defaults=dict(goal_velocity=0)),
+    "Pendulum-v1": Spec(limit=200, n_actions=0, low=(-1.0, -1.0, -8.0), high=(1.0, 1.0, 8.0),
+                        defaults=dict(g=10.0)),
 }
 
 
@@ -48,8 +50,9 @@ def merge_kwargs(env_id, kwargs):
             raise TypeError(f"sutton_barto_reward must be a bool, got "
                             f"{kw['sutton_barto_reward']!r}")
         kw["sutton_barto_reward"] = bool(kw["sutton_barto_reward"])
-    if "goal_velocity" in kw and not is_number(kw["goal_velocity"]):
-        raise TypeError(f"goal_velocity must be a number, got {kw['goal_velocity']!r}")
+    for key in ("goal_velocity", "g"):
+        if key in kw and not is_number(kw[key]):
+            raise TypeError(f"{key} must be a number, got {kw[key]!r}")
     return kw
 
 
@@ -70,18 +73,24 @@ class ClassicFamily:
         if env_id.startswith("CartPole"):
             from cypool.classic._cartpole import CartPolePool
             self.engine = CartPolePool(num_envs, num_threads, limit, kw["sutton_barto_reward"])
-        else:
+        elif env_id.startswith("MountainCar"):
             from cypool.classic._mountain_car import MountainCarPool
             self.engine = MountainCarPool(num_envs, num_threads, limit,
                                           float(kw["goal_velocity"]))
+        else:
+            from cypool.classic._pendulum import PendulumPool
+            self.engine = PendulumPool(num_envs, num_threads, limit, float(kw["g"]))
         self.single_observation_space = gym.spaces.Box(
             np.array(spec.low, np.float32), np.array(spec.high, np.float32), dtype=np.float32)
-        self.single_action_space = gym.spaces.Discrete(spec.n_actions)
-        self.n_actions = spec.n_actions
+        self.n_actions = spec.n_actions         # 0: a Box of torques (Pendulum)
+        if spec.n_actions:
+            self.single_action_space = gym.spaces.Discrete(spec.n_actions)
+        else:
+            self.single_action_space = gym.spaces.Box(-2.0, 2.0, (1,), np.float32)
         self.metadata = {"render_modes": [], "render_fps": 50 if env_id.startswith("CartPole")
                          else 30}
         self.info_layout = []
-        self.action_dtype = np.int64
+        self.action_dtype = np.int64 if spec.n_actions else np.float32
 
     def merged_kwargs(self, kwargs):
         return merge_kwargs(self.env_id, kwargs)
@@ -94,7 +103,11 @@ class ClassicFamily:
         self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
 
     def load_actions(self, actions, env_ids=None):
-        """gymnasium's envs assert action_space.contains(a): integers in [0, n)."""
+        """Discrete: gymnasium's envs assert action_space.contains(a), integers in [0, n).
+        Pendulum: float32 or float64 torques, kept in their dtype (numpy computes the cost
+        and the torque term in the action's dtype); NaN and Inf are refused."""
+        if not self.n_actions:
+            return self._load_torques(actions, env_ids)
         a = np.asarray(actions)
         n = self.engine.num_envs if env_ids is None else len(env_ids)
         if a.shape != (n,):
@@ -108,6 +121,19 @@ class ClassicFamily:
             self.engine.actions[:] = a
         else:
             self.engine.actions[np.asarray(env_ids, np.int64)] = a
+
+    def _load_torques(self, actions, env_ids):
+        a = np.asarray(actions)
+        n = self.engine.num_envs if env_ids is None else len(env_ids)
+        if a.shape != (n, 1):
+            raise ValueError(f"actions must have shape ({n}, 1), got {a.shape}")
+        if a.dtype not in (np.float32, np.float64):
+            raise TypeError(f"actions must be float32 or float64, got {a.dtype}")
+        if not np.isfinite(a).all():
+            raise ValueError("actions contain NaN or Inf")
+        rows = slice(None) if env_ids is None else np.asarray(env_ids, np.int64)
+        self.engine.actions[rows] = a[:, 0]
+        self.engine.act_f32[rows] = a.dtype == np.float32
 
     def extra_info(self, info, kinds, ids):
         pass

@@ -115,3 +115,30 @@ def test_registered_async_population_and_snapshots():
             twin.close()
     finally:
         pop.close()
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [{}, {"g": 9.81}])
+def test_pendulum_matches_gymnasium_in_the_actions_dtype(kw, dtype, mode):
+    """gymnasium computes the torque terms in the action's dtype (float32 by default)."""
+    n = 4
+    env, ref = _pair("Pendulum-v1", n, mode, **kw)
+    try:
+        assert env.single_action_space == ref.single_action_space
+        assert np.array_equal(env.reset(seed=5)[0], ref.reset(seed=5)[0])
+        rng = np.random.default_rng(2)
+        truncs = 0
+        for t in range(450):
+            a = rng.uniform(-2.5, 2.5, (n, 1)).astype(dtype)     # clipped to [-2, 2] too
+            x, y = env.step(a), ref.step(a)
+            _same(x, y)
+            truncs += int(x[3].sum())
+        assert truncs >= 2 * n                                    # 200-step episodes
+        with pytest.raises(ValueError, match="NaN"):
+            env.step(np.full((n, 1), np.nan, np.float32))
+        with pytest.raises(TypeError, match="float32 or float64"):
+            env.step(np.zeros((n, 1), np.int64))
+    finally:
+        env.close()
+        ref.close()
