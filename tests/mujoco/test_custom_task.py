@@ -3,7 +3,6 @@ cypool.mujoco.extension_kwargs(), registered with cypool.mujoco.register_task, a
 cypool bit for bit as the same task written as a gymnasium MujocoEnv; sync, async, autoreset
 modes and populations come from cypool."""
 import hashlib
-import importlib.util
 import sys
 from pathlib import Path
 
