@@ -56,6 +56,25 @@ def check_limit(v, name: str = "max_episode_steps") -> int:
     return check_int(name, v, 1, INT64_END)
 
 
+def check_discrete_actions(actions, n_actions: int, num_rows: int, env_ids=None) -> np.ndarray:
+    """A batch of discrete actions: shape (num_rows,), an integer dtype (floats are refused,
+    never rounded), values in [0, n_actions) (a ValueError names the envs); returned as an
+    array, unchanged."""
+    a = np.asarray(actions)
+    if a.shape != (num_rows,):
+        raise ValueError(f"actions must have shape ({num_rows},), got {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"actions must be integers (action indices in [0, {n_actions})), "
+                        f"got {a.dtype}")
+    bad = (a < 0) | (a >= n_actions)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        envs = rows if env_ids is None else np.asarray(env_ids)[rows]
+        raise ValueError(f"actions must be in [0, {n_actions}); got {a[rows].tolist()} for "
+                         f"env(s) {envs.tolist()}")
+    return a
+
+
 def check_timeout(timeout) -> None:
     """recv's timeout: None or a number of seconds >= 0."""
     if timeout is None:

@@ -50,7 +50,7 @@ import gymnasium as gym
 
 from cypool.atari import games
 from cypool.errors import check_known_kwargs
-from cypool._validate import check_limit, check_number, is_int
+from cypool._validate import check_discrete_actions, check_limit, check_number, is_int
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
 
@@ -275,18 +275,8 @@ class AtariFamily:
 
     def load_actions(self, actions, env_ids=None):
         """Validate action indices (rows for env_ids, or for every env) and copy them into C."""
-        a = np.asarray(actions)
         n = self.engine.num_envs if env_ids is None else len(env_ids)
-        if a.shape != (n,):
-            raise ValueError(f"actions must have shape ({n},), got {a.shape}")
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integers (action indices), got {a.dtype}")
-        bad = (a < 0) | (a >= self.num_actions)
-        if bad.any():
-            rows = np.flatnonzero(bad)
-            envs = rows if env_ids is None else np.asarray(env_ids)[rows]
-            raise ValueError(f"actions must be in [0, {self.num_actions}); got "
-                             f"{a[rows].tolist()} for env(s) {envs.tolist()}")
+        a = check_discrete_actions(actions, self.num_actions, n, env_ids)
         self.engine.set_actions(a, env_ids)
 
     def extra_info(self, info, kinds, ids):

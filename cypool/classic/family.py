@@ -15,7 +15,7 @@ import numpy as np
 import gymnasium as gym
 
 from cypool.errors import check_known_kwargs
-from cypool._validate import is_number
+from cypool._validate import check_discrete_actions, is_number
 
 
 @dataclass(frozen=True)
@@ -108,15 +108,8 @@ class ClassicFamily:
         and the torque term in the action's dtype); NaN and Inf are refused."""
         if not self.n_actions:
             return self._load_torques(actions, env_ids)
-        a = np.asarray(actions)
         n = self.engine.num_envs if env_ids is None else len(env_ids)
-        if a.shape != (n,):
-            raise ValueError(f"actions must have shape ({n},), got {a.shape}")
-        if a.dtype.kind not in "iu":
-            raise TypeError(f"actions must be integers in [0, {self.n_actions}), got {a.dtype}")
-        bad = (a < 0) | (a >= self.n_actions)
-        if bad.any():
-            raise ValueError(f"actions must be in [0, {self.n_actions}); got {a[bad].tolist()}")
+        a = check_discrete_actions(actions, self.n_actions, n, env_ids)
         if env_ids is None:
             self.engine.actions[:] = a
         else:

@@ -292,7 +292,7 @@ cdef class MjPool(Engine):
         cdef long long ids[1]
         ids[0] = i
         if cp_render_frames(self.slot_r[slot], self.m, self.d, self.cams, ids, 1,
-                            self.r_camera_id, <unsigned char*> self.obs_p + i * self.obs_row,
+                            self.r_camera_id, <unsigned char*> self.output_row(0, i),
                             self.slots[i].errmsg, ERRMSG_LEN) != 0:
             return ST_ENGINE_ERROR
         return ST_OK
