@@ -854,7 +854,8 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     threads = resolve_num_threads(num_threads, P * E)
     if max_episode_steps is None:
         max_episode_steps = family.default_max_episode_steps(env_id)
-    max_episode_steps = _check_limit(max_episode_steps)
+    if max_episode_steps is not None:        # None: a family without a limit (register_env)
+        max_episode_steps = _check_limit(max_episode_steps)
     for k, m in enumerate(mk):
         if "max_episode_steps" in m:
             m["max_episode_steps"] = _check_limit(m["max_episode_steps"])

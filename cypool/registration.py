@@ -8,7 +8,7 @@ import gymnasium as gym
 
 from cypool.families import family_for, list_envs
 
-__all__ = ["family_of", "default_max_episode_steps", "list_envs", "register_all"]
+__all__ = ["family_of", "default_max_episode_steps", "list_envs", "register_id", "register_all"]
 
 
 def family_of(env_id: str) -> str:
@@ -27,15 +27,23 @@ def _no_single_env(env_id, **kwargs):
         f"or cypool.make_vec('{env_id}', N) (for one env, N=1); gymnasium.make cannot build it")
 
 
-def register_all():
-    """Register every id as ``cypool/<id>`` with a vector entry point (``gymnasium.make``
-    raises a clear error naming ``make_vec``)."""
+def _make_vec(env_id, *args, **kwargs):
     from cypool import make_vec
 
-    for env_id in list_envs():
-        name = f"cypool/{env_id}"
-        if name in gym.registry:
-            continue
+    return make_vec(env_id, *args, **kwargs)
+
+
+def register_id(env_id: str) -> None:
+    """Register ``cypool/<env_id>`` in gymnasium's registry with a vector entry point
+    (``gymnasium.make`` raises a clear error naming ``make_vec``); no-op if it is there."""
+    name = f"cypool/{env_id}"
+    if name not in gym.registry:
         gym.register(name, entry_point=functools.partial(_no_single_env, env_id),
-                     vector_entry_point=functools.partial(make_vec, env_id),
+                     vector_entry_point=functools.partial(_make_vec, env_id),
                      max_episode_steps=default_max_episode_steps(env_id))
+
+
+def register_all():
+    """Register every id as ``cypool/<id>`` (see register_id)."""
+    for env_id in list_envs():
+        register_id(env_id)

@@ -1,0 +1,21 @@
+# cypool's public env API for Cython, version 1 (cypool.api.API_VERSION): what an env pool
+# written in a user's own package cimports. Build it with cypool.api.extension_kwargs() and
+# register it with cypool.api.register_env; docs/custom_envs.md is the tutorial and the rules.
+#
+#   from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+#
+# Engine: the base class of every pool. A pool's __init__(num_envs, num_threads,
+#   max_episode_steps, kwargs) calls self._init_engine(num_envs, num_threads,
+#   max_episode_steps, [("obs", shape, dtype)], info_width) and owns an `actions` array;
+#   it overrides the two kernels below (and, optionally, the per-thread hooks).
+#   cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil
+#   cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil
+#   cdef int thread_init(self, int slot) noexcept nogil     # once per thread slot; ST_OK
+#   cdef void thread_fini(self, int slot) noexcept nogil
+# EnvRow: env i's rows, from self.row_of(i, &row): obs, info, rew, term, trunc, its numpy
+#   random stream rng (a bitgen_t*, for numpy.random.c_distributions) and err, the
+#   ERRMSG_LEN-byte message of a failed status.
+# ST_OK / ST_ENGINE_ERROR: what a kernel returns; ST_ENGINE_ERROR with a message in row.err
+#   raises cypool.EngineError after the batch, naming the env.
+from numpy.random cimport bitgen_t
+from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN, CALLER_SLOT

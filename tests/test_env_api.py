@@ -1,0 +1,135 @@
+"""cypool.api's registration contract: what register_env and each construction check of a
+user's pool before any kernel runs (the envs' behaviour itself is tested by the classic
+family, built on this API, and by examples/custom_env against a Python twin)."""
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import cypool
+import cypool.api
+from cypool._core._engine import Engine
+
+BOX = gym.spaces.Box(-1.0, 1.0, (3,), np.float64)
+
+
+class Pool(Engine):
+    """A pool whose buffers are set by the test (its kernels are never run here)."""
+    obs = ((3,), np.float64)
+    info_width = 0
+    act = ((), np.int64)
+
+    def __init__(self, num_envs, num_threads, max_episode_steps, kwargs):
+        self._init_engine(num_envs, num_threads, max_episode_steps,
+                          [("obs",) + self.obs], self.info_width)
+        shape, dtype = self.act
+        self.actions = np.zeros((num_envs,) + shape, dtype)
+        self.seen = kwargs
+
+
+@pytest.fixture
+def register():
+    ids = []
+
+    def reg(env_id, pool=Pool, **kw):
+        kw.setdefault("observation_space", BOX)
+        kw.setdefault("action_space", gym.spaces.Discrete(3))
+        cypool.api.register_env(env_id, pool, **kw)
+        ids.append(env_id)
+    yield reg
+    for env_id in ids:
+        cypool.api.unregister_env(env_id)
+
+
+def test_a_registered_id_is_known_everywhere(register):
+    register("ApiOk-v0", kwargs=dict(k=1, x=0.5, flag=False, name="a"), max_episode_steps=7)
+    assert "ApiOk-v0" in cypool.list_envs()
+    assert "cypool/ApiOk-v0" in gym.registry
+    assert gym.registry["cypool/ApiOk-v0"].max_episode_steps == 7
+    env = cypool.make_vec("ApiOk-v0", 2, x=np.float32(2), k=np.int64(3))
+    assert env.single_observation_space == BOX
+    assert env.get_attr("k") == (3, 3) and env.get_attr("x") == (2.0, 2.0)
+    assert env.get_attr("flag") == (False, False) and env.get_attr("name") == ("a", "a")
+    assert env.get_attr("max_episode_steps") == (7, 7)
+    env.close()
+    cypool.api.unregister_env("ApiOk-v0")
+    assert "ApiOk-v0" not in cypool.list_envs() and "cypool/ApiOk-v0" not in gym.registry
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    (dict(k=1.5), TypeError, "k must be an int"),
+    (dict(k=True), TypeError, "k must be an int"),
+    (dict(x="1"), TypeError, "x must be a number"),
+    (dict(flag=1), TypeError, "flag must be a bool"),
+    (dict(name=3), TypeError, "name must be a str"),
+    (dict(kk=1), TypeError, "unexpected keyword argument 'kk'; did you mean k"),
+    (dict(x=-1.0), ValueError, "x must be >= 0"),
+])
+def test_kwargs_are_checked_by_their_defaults_types(register, kw, err, match):
+    def check(kw):
+        if kw["x"] < 0:
+            raise ValueError(f"x must be >= 0, got {kw['x']}")
+    register("ApiKw-v0", kwargs=dict(k=1, x=0.5, flag=False, name="a"), check_kwargs=check)
+    with pytest.raises(err, match=match):
+        cypool.make_vec("ApiKw-v0", 2, **kw)
+
+
+@pytest.mark.parametrize("attrs, match", [
+    (dict(obs=((4,), np.float64)), "obs output"),
+    (dict(obs=((3,), np.float32)), "obs output"),
+    (dict(info_width=1), "1 info column\\(s\\); info_keys names 2"),
+    (dict(info_width=2, act=((), np.float64)), "integer array of shape \\(2,\\)"),
+    (dict(info_width=2, act=((2,), np.int64)), "integer array of shape \\(2,\\)"),
+])
+def test_a_pool_that_does_not_fit_its_spaces_is_refused(register, attrs, match):
+    register("ApiBad-v0", type("BadPool", (Pool,), attrs), info_keys={"a": float, "b": int})
+    with pytest.raises(TypeError, match=match):
+        cypool.make_vec("ApiBad-v0", 2)
+
+
+def test_box_actions_are_checked_before_they_reach_the_pool(register):
+    register("ApiBox-v0", type("BoxPool", (Pool,), dict(act=((2,), np.float32))),
+             action_space=gym.spaces.Box(-1, 1, (2,), np.float32))
+    env = cypool.make_vec("ApiBox-v0", 2)
+    fam = env._family
+    fam.load_actions(np.array([[0.5, 1.0], [2.0, -3.0]]))       # float64, not clipped
+    assert np.array_equal(fam.engine.actions, [[0.5, 1.0], [2.0, -3.0]])
+    for bad, err in ((np.zeros((2, 3)), ValueError), (np.zeros((2, 2), np.int64), TypeError),
+                     (np.array([[np.nan, 0], [0, 0]]), ValueError)):
+        with pytest.raises(err):
+            fam.load_actions(bad)
+    env.close()
+
+
+def test_per_env_kwargs_need_configure(register):
+    register("ApiShared-v0", kwargs=dict(k=1))
+    with pytest.raises(ValueError, match="share their kwargs"):
+        cypool.make_population("ApiShared-v0", 2, 1, member_kwargs=[dict(k=1), dict(k=2)])
+    calls = []
+
+    class Configurable(Pool):
+        def configure(self, ids, kwargs):
+            calls.append((ids.tolist(), kwargs["k"]))
+    register("ApiConf-v0", Configurable, kwargs=dict(k=1))
+    cypool.make_population("ApiConf-v0", 2, 2, member_kwargs=[dict(k=5), dict(k=7)]).close()
+    assert calls[0] == ([0, 1, 2, 3], 1) and sorted(calls[1:]) == [([0], 5), ([1], 5),
+                                                                   ([2], 7), ([3], 7)]
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    (dict(api_version=2), ValueError, "API version 2"),
+    (dict(pool="no_colon"), TypeError, "Engine subclass or 'module:Class'"),
+    (dict(observation_space=gym.spaces.MultiBinary(3)), TypeError, "Box or Discrete"),
+    (dict(action_space=gym.spaces.Discrete(3, start=1)), TypeError, "start at 0"),
+    (dict(action_space=gym.spaces.Box(0, 1, (1,), np.int64)), TypeError, "float dtype"),
+    (dict(max_episode_steps=0), ValueError, "max_episode_steps"),
+    (dict(kwargs=dict(k=-1.0), check_kwargs=lambda kw: 1 / 0), ZeroDivisionError, "division"),
+])
+def test_registration_is_checked(register, kw, err, match):
+    with pytest.raises(err, match=match):
+        register("ApiReg-v0", **kw)
+    assert "ApiReg-v0" not in cypool.list_envs()
+
+
+def test_an_id_cannot_be_served_twice(register):
+    with pytest.raises(ValueError, match="already served"):
+        register("CartPole-v1")
