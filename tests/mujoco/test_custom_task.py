@@ -22,19 +22,20 @@ XML = """<mujoco><option timestep="0.01"/><worldbody>
 <motor joint="y" ctrlrange="-1 1" ctrllimited="true"/></actuator></mujoco>"""
 
 
-@pytest.fixture(scope="module")
-def point_mass(tmp_path_factory):
+def build_task(name):
+    """Compile tests/mujoco/custom/<name>.pyx with cypool.mujoco.extension_kwargs() (cached in
+    ~/.cache/cypool) and put it on sys.path; returns the directory."""
     from Cython.Build import cythonize
     from setuptools import Distribution, Extension
 
-    src = (HERE / "point_mass.pyx").read_bytes()
+    src = (HERE / f"{name}.pyx").read_bytes()
     key = hashlib.sha256(src + Path(cypool.mujoco.__file__).read_bytes()).hexdigest()[:16]
-    out = Path.home() / ".cache" / "cypool" / "test-point-mass" / key
-    if not list(out.glob("point_mass*.so")):
+    out = Path.home() / ".cache" / "cypool" / f"test-{name}" / key
+    if not list(out.glob(f"{name}*.so")):
         out.mkdir(parents=True, exist_ok=True)
-        (out / "point_mass.pyx").write_bytes(src)
+        (out / f"{name}.pyx").write_bytes(src)
         kw = cypool.mujoco.extension_kwargs()
-        ext = Extension("point_mass", [str(out / "point_mass.pyx")], **kw)
+        ext = Extension(name, [str(out / f"{name}.pyx")], **kw)
         dist = Distribution({"ext_modules": cythonize(
             [ext], include_path=kw["include_dirs"], quiet=True, build_dir=str(out / "c"),
             compiler_directives=dict(language_level=3, boundscheck=False, wraparound=False))})
@@ -43,12 +44,18 @@ def point_mass(tmp_path_factory):
         cmd.ensure_finalized()
         cmd.run()
     sys.path.insert(0, str(out))
+    return str(out)
+
+
+@pytest.fixture(scope="module")
+def point_mass(tmp_path_factory):
+    out = build_task("point_mass")
     xml = tmp_path_factory.mktemp("pm") / "point_mass.xml"
     xml.write_text(XML)
     cypool.mujoco.register_task("PointMass-v0", "point_mass")
     yield str(xml)
     cypool.mujoco.unregister_task("PointMass-v0")
-    sys.path.remove(str(out))
+    sys.path.remove(out)
 
 
 class PointMassEnv(MujocoEnv):
@@ -124,3 +131,104 @@ def test_the_task_api_is_checked(point_mass):
         assert (info["reward_ctrl"][0] == 0).all() and (info["reward_ctrl"][1] < 0).all()
     finally:
         pop.close()
+
+
+def chain_xml(links):
+    """A chain of `links` capsules hanging from a hinge each (axis y), one motor per hinge."""
+    body = ""
+    for k in reversed(range(links)):
+        body = (f'<body name="l{k}" pos="0 0 -0.1"><joint name="j{k}" type="hinge" axis="0 1 0" '
+                f'damping="0.05"/><geom type="capsule" fromto="0 0 0 0 0 -0.1" size="0.01" '
+                f'mass="0.01"/>{body}</body>')
+    motors = "".join(f'<motor joint="j{k}" ctrlrange="-1 1" ctrllimited="true" gear="0.01"/>'
+                     for k in range(links))
+    return (f'<mujoco><option timestep="0.005"/><worldbody><body name="root" pos="0 0 2">'
+            f'{body}</body></worldbody><actuator>{motors}</actuator></mujoco>')
+
+
+class ChainEnv(MujocoEnv):
+    """Chain-v0 in gymnasium (the reference of tests/mujoco/custom/chain.pyx)."""
+    metadata = {"render_modes": ["human", "rgb_array", "depth_array", "rgbd_tuple"],
+                "render_fps": 100}
+
+    def __init__(self, xml_file, frame_skip=2, ctrl_cost_weight=0.01, depth=7.8,
+                 reset_noise_scale=0.1):
+        import mujoco
+
+        nq = mujoco.MjModel.from_xml_path(xml_file).nq
+        MujocoEnv.__init__(self, xml_file, frame_skip, observation_space=gym.spaces.Box(
+            -np.inf, np.inf, (2 * nq,), np.float64))
+        self._w, self._depth, self._s = ctrl_cost_weight, depth, reset_noise_scale
+
+    def _get_obs(self):
+        return np.concatenate([self.data.qpos, self.data.qvel])
+
+    def step(self, action):
+        self.do_simulation(action, self.frame_skip)
+        ctrl = 0.0
+        for a in np.asarray(action, np.float64):     # summed in order, as the task's C loop
+            ctrl = ctrl + a * a
+        ctrl = self._w * ctrl
+        z = self.data.xpos[-1, 2]
+        info = {"tip_z": z, "reward_ctrl": -ctrl}
+        return self._get_obs(), z - ctrl, bool(z > -self._depth), False, info
+
+    def reset_model(self):
+        s = self._s
+        qpos = self.init_qpos + self.np_random.uniform(-s, s, self.model.nq)
+        qvel = self.init_qvel + self.np_random.uniform(-s, s, self.model.nv)
+        self.set_state(qpos, qvel)
+        return self._get_obs()
+
+    def _get_reset_info(self):
+        return {"tip_z": self.data.xpos[-1, 2]}
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory):
+    out = build_task("chain")
+    xml = tmp_path_factory.mktemp("chain") / "chain.xml"
+    xml.write_text(chain_xml(100))
+    cypool.mujoco.register_task("Chain-v0", "chain")
+    yield str(xml)
+    cypool.mujoco.unregister_task("Chain-v0")
+    sys.path.remove(out)
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_a_task_over_a_100_link_model_matches_its_gymnasium_twin(chain, mode):
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(chain)
+    assert m.nq == m.nv == m.nu == 100 and m.nbody == 102      # far over the old 64 cap
+    n, limit = 3, 40
+    kw = dict(xml_file=chain, depth=7.85, ctrl_cost_weight=0.02)
+    env = cypool.make_vec("Chain-v0", n, num_threads=2, autoreset_mode=mode,
+                          max_episode_steps=limit, **kw)
+    ref = gym.vector.SyncVectorEnv(
+        [lambda: gym.wrappers.TimeLimit(ChainEnv(**kw), limit)] * n,
+        autoreset_mode=cypool.vector.parse_autoreset_mode(mode))
+    try:
+        o, oi = env.reset(seed=7)
+        r, ri = ref.reset(seed=7)
+        assert o.shape == (n, 200) and np.array_equal(o, r)
+        assert np.array_equal(oi["tip_z"], ri["tip_z"])
+        rng = np.random.default_rng(1)
+        ends = np.zeros(2, np.int64)
+        for t in range(100):
+            a = rng.uniform(-1, 1, (n, 100))
+            x, y = env.step(a), ref.step(a)
+            for k in range(4):
+                assert np.array_equal(x[k], y[k]), (t, k)
+            assert sorted(x[4]) == sorted(y[4]), t
+            for key in y[4]:
+                if key == "final_obs":
+                    for u, v in zip(x[4][key], y[4][key]):
+                        assert (u is None and v is None) or np.array_equal(u, v), t
+                elif key != "final_info":
+                    assert np.array_equal(x[4][key], y[4][key]), (t, key)
+            ends += [int(np.sum(y[2])), int(np.sum(y[3]))]
+        assert ends.min() >= 1, ends   # episodes terminated and were truncated, and auto-reset
+    finally:
+        env.close()
+        ref.close()
