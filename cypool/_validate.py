@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from cypool._core._engine import first_out_of_range
+
 INT64_END = 2**63      # time limits and seeds are kept in int64
 C_INT_END = 2**31      # values handed to C ints (frame_skip, noop_max, ...)
 
@@ -66,6 +68,9 @@ def check_discrete_actions(actions, n_actions: int, num_rows: int, env_ids=None)
     if a.dtype.kind not in "iu":
         raise TypeError(f"actions must be integers (action indices in [0, {n_actions})), "
                         f"got {a.dtype}")
+    if a.dtype == np.int64 and a.flags.c_contiguous:       # the common case, in one C pass
+        if first_out_of_range(a, n_actions) < 0:
+            return a
     bad = (a < 0) | (a >= n_actions)
     if bad.any():
         rows = np.flatnonzero(bad)

@@ -176,6 +176,9 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         envs that did not fail (a failed env restarts at its next step, or by the user's
         reset_mask in DISABLED mode)."""
         self._engine.run()
+        self._check_failures()
+
+    def _check_failures(self):
         failures = self._engine.failures(None)
         if failures:
             ran = np.flatnonzero(self._ops).astype(np.int64)
@@ -193,20 +196,32 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         out[4]["_env_id"] = np.ones(ok.size, np.bool_)
         return out
 
-    def _info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
-        info: dict[str, Any] = {}
+    def _info_masks(self, kinds):
+        """(on_step, on_reset) -> (rows holding such keys, all rows?), None where no row does.
+        Batches of steps only, or of resets only, the common cases, take two numpy passes."""
+        n = len(kinds)
         step_rows = kinds == _INFO_STEP
+        n_step = int(np.count_nonzero(step_rows))
+        if n_step == n:
+            return {(True, True): (step_rows, True), (True, False): (step_rows, True),
+                    (False, True): None}
         reset_rows = kinds == _INFO_RESET
-        # (on_step, on_reset) -> (rows holding the key, all rows?), None where no row does
         masks = {}
         for on_step, on_reset, m in ((True, True, step_rows | reset_rows),
                                      (True, False, step_rows), (False, True, reset_rows)):
             masks[on_step, on_reset] = (m, bool(m.all())) if m.any() else None
+        return masks
+
+    def _info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        masks = self._info_masks(kinds) if self._layout else {}
         for key, col, width, dtype, on_step, on_reset in self._layout:
             entry = masks.get((bool(on_step), bool(on_reset)))
             if entry is None:
                 continue
             mask, full = entry
+            if full:
+                mask = mask.copy()              # each key gets its own mask array
             if isinstance(dtype, str):          # "action": numpy computed it in the action's dtype
                 per_env = getattr(self._family, "action_dtype_of", None)
                 dtype = per_env(ids) if per_env is not None else self._family.action_dtype
@@ -269,8 +284,10 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                                  "recv() first")
             self._check_disabled(None)
             self._family.load_actions(actions, None)
-            self._set_ops(None)
-            self._run()
+            mode = self.autoreset_mode
+            self._engine.step_all(mode == AutoresetMode.NEXT_STEP,
+                                  _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP)
+            self._check_failures()
             return self._gather(None)
 
     # ------------------------------------------------------------------ send / recv

@@ -4,8 +4,8 @@
  * and waits until all are done; workers that are awake help. Unlike an OpenMP barrier, a
  * worker the OS has descheduled never holds the batch up unless it holds an env.
  *
- * send() pushes env ids onto the work ring; the engine's worker threads pop one id at a time,
- * step that env, and push its id onto the done ring (an item may also name a whole group of
+ * send() pushes env ids onto the work ring; the engine's worker threads pop ids, step those
+ * envs, and push their ids onto the done ring (an item may also name a whole group of
  * envs, encoded as -(group + 1): a population member, stepped by one thread); recv() waits
  * (in slices, so the caller can check for Ctrl-C) until enough ids are done and takes them in
  * completion order. Each env is in at most one ring at a time (the façade's state machine),
@@ -24,6 +24,14 @@
  * microseconds, and waking a sleeping thread costs as much again. Bounded, so an idle pool
  * sleeps and an oversubscribed machine loses little. */
 #define CP_SPIN_NS 200000L
+
+/* A pop takes up to `chunk` ids at once. Taking one id costs two lock round trips (about
+ * 0.1-0.3 us with the team contending), more than a classic-control env's whole step: sync
+ * batches of cheap envs take chunks worth about CP_CHUNK_NS of stepping, judged from the
+ * previous batches' cost per env, and never more than a quarter of a thread's share, so the
+ * batch's tail stays balanced. Async sends keep chunk 1: results return one env at a time. */
+#define CP_CHUNK_NS 20000L
+#define CP_CHUNK_MAX 256
 
 static inline long cp_now_ns(void) {
   struct timespec t;
@@ -58,6 +66,8 @@ typedef struct {
   int64_t* done;
   int64_t cap, work_head, work_len, done_head, done_len;
   int64_t done_want; /* results the waiter in wait_done needs (0: nobody waits) */
+  int64_t chunk;     /* ids a pop takes at most (set by the last push) */
+  int64_t item_ns;   /* sync batches' recent cost per env, ns (0: not measured yet) */
   int stop;
 } cp_async;
 
@@ -70,7 +80,8 @@ static inline int cp_async_init(cp_async* q, int64_t cap) {
     return -1;
   }
   q->cap = cap;
-  q->work_head = q->work_len = q->done_head = q->done_len = q->done_want = 0;
+  q->work_head = q->work_len = q->done_head = q->done_len = q->done_want = q->item_ns = 0;
+  q->chunk = 1;
   q->stop = 0;
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->work_cv, NULL);
@@ -86,9 +97,11 @@ static inline void cp_async_destroy(cp_async* q) {
   free(q->done);
 }
 
-static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n) {
+/* Queue n ids; pops take up to `chunk` of them at a time (1: one by one). */
+static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk) {
   pthread_mutex_lock(&q->mu);
   for (int64_t k = 0; k < n; k++) q->work[(q->work_head + q->work_len + k) % q->cap] = ids[k];
+  q->chunk = chunk < 1 ? 1 : (chunk > CP_CHUNK_MAX ? CP_CHUNK_MAX : chunk);
   /* lengths are stored atomically: spinning threads read them without the lock */
   __atomic_store_n(&q->work_len, q->work_len + n, __ATOMIC_RELEASE);
   if (n == 1)
@@ -98,45 +111,59 @@ static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n
   pthread_mutex_unlock(&q->mu);
 }
 
-/* Block until an id is queued (0) or the queue is stopped (-1). */
-static inline int cp_async_pop_work(cp_async* q, int64_t* id) {
+/* Under the lock: move up to min(chunk, CP_CHUNK_MAX) queued ids to out. */
+static inline int64_t cp_take_work_locked(cp_async* q, int64_t* out) {
+  int64_t n = q->work_len < q->chunk ? q->work_len : q->chunk;
+  for (int64_t k = 0; k < n; k++) out[k] = q->work[(q->work_head + k) % q->cap];
+  q->work_head = (q->work_head + n) % q->cap;
+  __atomic_store_n(&q->work_len, q->work_len - n, __ATOMIC_RELEASE);
+  return n;
+}
+
+/* Block until ids are queued and take up to a chunk of them into out (CP_CHUNK_MAX slots):
+ * their count, or -1 once the queue is stopped. */
+static inline int64_t cp_async_pop_work(cp_async* q, int64_t* out) {
   cp_spin_until(&q->work_len, 1, &q->stop);
   pthread_mutex_lock(&q->mu);
   while (q->work_len == 0 && !q->stop) pthread_cond_wait(&q->work_cv, &q->mu);
-  if (q->stop) {
-    pthread_mutex_unlock(&q->mu);
-    return -1;
-  }
-  *id = q->work[q->work_head];
-  q->work_head = (q->work_head + 1) % q->cap;
-  __atomic_store_n(&q->work_len, q->work_len - 1, __ATOMIC_RELEASE);
+  int64_t n = q->stop ? -1 : cp_take_work_locked(q, out);
   pthread_mutex_unlock(&q->mu);
-  return 0;
+  return n;
 }
 
-/* Pop an id if one is queued (0), else return -1 at once: the caller of a sync batch works
+/* Take up to a chunk of queued ids (0 if none, at once): the caller of a sync batch works
  * through the queue alongside the workers. */
-static inline int cp_async_try_pop_work(cp_async* q, int64_t* id) {
+static inline int64_t cp_async_try_pop_work(cp_async* q, int64_t* out) {
   pthread_mutex_lock(&q->mu);
-  if (q->work_len == 0) {
-    pthread_mutex_unlock(&q->mu);
-    return -1;
-  }
-  *id = q->work[q->work_head];
-  q->work_head = (q->work_head + 1) % q->cap;
-  __atomic_store_n(&q->work_len, q->work_len - 1, __ATOMIC_RELEASE);
+  int64_t n = cp_take_work_locked(q, out);
   pthread_mutex_unlock(&q->mu);
-  return 0;
+  return n;
 }
 
-static inline void cp_async_push_done(cp_async* q, int64_t id) {
+static inline void cp_async_push_done(cp_async* q, const int64_t* ids, int64_t n) {
   pthread_mutex_lock(&q->mu);
-  q->done[(q->done_head + q->done_len) % q->cap] = id;
-  __atomic_store_n(&q->done_len, q->done_len + 1, __ATOMIC_RELEASE);
+  for (int64_t k = 0; k < n; k++) q->done[(q->done_head + q->done_len + k) % q->cap] = ids[k];
+  __atomic_store_n(&q->done_len, q->done_len + n, __ATOMIC_RELEASE);
   /* wake the waiter once, when its batch is complete: a wake-up per result would cost the
    * stepping threads a context switch each */
   if (q->done_want > 0 && q->done_len >= q->done_want) pthread_cond_signal(&q->done_cv);
   pthread_mutex_unlock(&q->mu);
+}
+
+/* The chunk for a sync batch of n envs on `threads` threads (see CP_CHUNK_NS). */
+static inline int64_t cp_async_sync_chunk(const cp_async* q, int64_t n, int threads) {
+  int64_t c = q->item_ns > 0 ? CP_CHUNK_NS / q->item_ns : 1;
+  int64_t share = n / (4 * (int64_t)threads);
+  if (c > share) c = share;
+  return c < 1 ? 1 : c;
+}
+
+/* Record a sync batch's wall time (ns) for n envs on `threads` threads (caller only). */
+static inline void cp_async_note_batch(cp_async* q, int64_t n, int threads, long ns) {
+  if (n <= 0) return;
+  int64_t per = (int64_t)ns * threads / n;
+  if (per < 1) per = 1;
+  q->item_ns = q->item_ns > 0 ? (3 * q->item_ns + per) / 4 : per;
 }
 
 /* Wait at most timeout_ms (forever if < 0) for `want` results; return how many are ready. */

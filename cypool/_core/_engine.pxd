@@ -56,10 +56,14 @@ cdef extern from "_async.h" nogil:
         pass
     int cp_async_init(cp_async* q, int64_t cap)
     void cp_async_destroy(cp_async* q)
-    void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n)
-    int cp_async_pop_work(cp_async* q, int64_t* id)
-    int cp_async_try_pop_work(cp_async* q, int64_t* id)
-    void cp_async_push_done(cp_async* q, int64_t id)
+    enum: CP_CHUNK_MAX
+    void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk)
+    int64_t cp_async_pop_work(cp_async* q, int64_t* out)
+    int64_t cp_async_try_pop_work(cp_async* q, int64_t* out)
+    void cp_async_push_done(cp_async* q, const int64_t* ids, int64_t n)
+    int64_t cp_async_sync_chunk(const cp_async* q, int64_t n, int threads)
+    void cp_async_note_batch(cp_async* q, int64_t n, int threads, long ns)
+    long cp_now_ns()
     int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms)
     int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n)
     void cp_async_stop(cp_async* q)

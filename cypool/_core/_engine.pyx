@@ -332,7 +332,10 @@ cdef class Engine:
 
     cdef void run_with_team(self) noexcept nogil:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
-        cdef int64_t j
+        cdef int64_t j, got
+        cdef int64_t buf[CP_CHUNK_MAX]
+        cdef int threads = self.num_workers + 1
+        cdef long t0 = cp_now_ns()
         cdef uint8_t* ops = self.ops
         # resets first: they can be long (ALE plays its start-up frames), and a long job taken
         # last leaves the other threads idle
@@ -346,12 +349,16 @@ cdef class Engine:
             if ops[i] != OP_RESET and ops[i] != OP_NONE:
                 self.batch_ids[k] = i
                 k += 1
-        cp_async_push_work(self.aq, self.batch_ids, k)
-        while cp_async_try_pop_work(self.aq, &j) == 0:
-            self.run_one(j, ops[j], CALLER_SLOT)
-            cp_async_push_done(self.aq, j)
+        cp_async_push_work(self.aq, self.batch_ids, k, cp_async_sync_chunk(self.aq, k, threads))
+        got = cp_async_try_pop_work(self.aq, buf)
+        while got > 0:
+            for j in range(got):
+                self.run_one(buf[j], ops[buf[j]], CALLER_SLOT)
+            cp_async_push_done(self.aq, buf, got)
+            got = cp_async_try_pop_work(self.aq, buf)
         cp_async_wait_done(self.aq, k, -1)
         cp_async_take_done(self.aq, self.batch_ids, k)
+        cp_async_note_batch(self.aq, k, threads, cp_now_ns() - t0)
 
     # ------------------------------------------------------------------ thread slots, team
     def start_workers(self, int count):
@@ -416,16 +423,20 @@ cdef class Engine:
             self.worker_loop(1 + threadid())
 
     cdef void worker_loop(self, int slot) noexcept nogil:
-        cdef int64_t i
+        cdef int64_t k, got
+        cdef int64_t buf[CP_CHUNK_MAX]
         cdef int st
         if slot == 1:
             cp_store(&self.team_size, cp_team_size())
         st = self.thread_init(slot)
         self.slot_status[slot] = st
         cp_add(&self.team_entered, 1)
-        while cp_async_pop_work(self.aq, &i) == 0:
-            self.run_item(i, slot)
-            cp_async_push_done(self.aq, i)
+        got = cp_async_pop_work(self.aq, buf)
+        while got >= 0:
+            for k in range(got):
+                self.run_item(buf[k], slot)
+            cp_async_push_done(self.aq, buf, got)
+            got = cp_async_pop_work(self.aq, buf)
         if st == ST_OK:
             self.thread_fini(slot)
 
@@ -440,7 +451,7 @@ cdef class Engine:
         with nogil:
             if flags != NULL:
                 _mark(&ids[0], ids.shape[0], self.group_size, flags, 1)
-            cp_async_push_work(self.aq, &ids[0], ids.shape[0])
+            cp_async_push_work(self.aq, &ids[0], ids.shape[0], 1)
 
     def submit_groups(self, groups, uint8_t[::1] in_flight=None):
         """Queue whole groups (see set_groups); each comes back as the item -(group + 1).
@@ -456,7 +467,7 @@ cdef class Engine:
         with nogil:
             if flags != NULL:
                 _mark(&it[0], it.shape[0], self.group_size, flags, 1)
-            cp_async_push_work(self.aq, &it[0], it.shape[0])
+            cp_async_push_work(self.aq, &it[0], it.shape[0], 1)
 
     def set_groups(self, Py_ssize_t group_size, Py_ssize_t ring_k):
         """Split the envs into groups of `group_size` consecutive envs (population members),
@@ -548,16 +559,35 @@ cdef class Engine:
         with nogil:
             self.run_all()
 
+    def step_all(self, bint reset_done, int op):
+        """Every env: OP_RESET if reset_done and it must reset (NEXT_STEP autoreset), else
+        `op`; then run. One native call for the façade's whole-batch step."""
+        cdef Py_ssize_t i
+        if op != OP_STEP and op != OP_STEP_RESET:
+            raise ValueError(f"cypool: step_all's op must be a step op, got {op}")
+        with nogil:
+            for i in range(self.num_envs):
+                self.ops[i] = OP_RESET if reset_done and self.done[i] else op
+            self.run_all()
+
     def failures(self, ids=None):
         """(env id, message) of the envs among `ids` (None: those with an op in ops_arr) whose
-        last op failed."""
-        cdef Py_ssize_t i
-        if ids is None:
-            ids = np.flatnonzero(self.ops_arr)
+        last op failed. A C loop: it runs after every batch."""
+        cdef Py_ssize_t i, k, n = self.num_envs
+        cdef const int64_t[::1] idv
         out = []
-        for i in ids:
+        if ids is None:
+            for i in range(n):
+                if self.ops[i] != OP_NONE and self.slots[i].status != ST_OK:
+                    out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+            return out
+        idv = np.ascontiguousarray(ids, np.int64)
+        for k in range(idv.shape[0]):
+            i = idv[k]
+            if i < 0 or i >= n:
+                raise IndexError(f"cypool: env id {i} out of range [0, {n})")
             if self.slots[i].status != ST_OK:
-                out.append((int(i), self.slots[i].errmsg.decode("utf-8", "replace")))
+                out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
         return out
 
     def elapsed(self):
@@ -674,3 +704,13 @@ cdef class Engine:
         if np.unique(arr).size != arr.size:
             raise ValueError("cypool: env ids must be distinct")
         return [int(i) for i in arr]
+
+
+def first_out_of_range(const int64_t[::1] a, int64_t n):
+    """The first index of `a` whose value is outside [0, n), or -1 (the check of a discrete
+    action batch: one C pass instead of three numpy ones)."""
+    cdef Py_ssize_t k
+    for k in range(a.shape[0]):
+        if a[k] < 0 or a[k] >= n:
+            return k
+    return -1
