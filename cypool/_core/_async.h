@@ -33,6 +33,10 @@
 #define CP_CHUNK_NS 20000L
 #define CP_CHUNK_MAX 256
 
+/* A sync batch expected to cost less than this on one thread runs on the caller alone:
+ * waking the team and collecting its results would cost more than it saves. */
+#define CP_SERIAL_NS 30000L
+
 static inline long cp_now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -156,6 +160,11 @@ static inline int64_t cp_async_sync_chunk(const cp_async* q, int64_t n, int thre
   int64_t share = n / (4 * (int64_t)threads);
   if (c > share) c = share;
   return c < 1 ? 1 : c;
+}
+
+/* Whether a sync batch of n envs should use the team (yes until a cost is measured). */
+static inline int cp_async_use_team(const cp_async* q, int64_t n) {
+  return q->item_ns == 0 || q->item_ns * n >= CP_SERIAL_NS;
 }
 
 /* Record a sync batch's wall time (ns) for n envs on `threads` threads (caller only). */

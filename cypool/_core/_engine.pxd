@@ -62,6 +62,7 @@ cdef extern from "_async.h" nogil:
     int64_t cp_async_try_pop_work(cp_async* q, int64_t* out)
     void cp_async_push_done(cp_async* q, const int64_t* ids, int64_t n)
     int64_t cp_async_sync_chunk(const cp_async* q, int64_t n, int threads)
+    int cp_async_use_team(const cp_async* q, int64_t n)
     void cp_async_note_batch(cp_async* q, int64_t n, int threads, long ns)
     long cp_now_ns()
     int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_ms)

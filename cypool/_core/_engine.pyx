@@ -324,11 +324,15 @@ cdef class Engine:
     cdef void run_all(self) noexcept nogil:
         cdef Py_ssize_t i, n = self.num_envs
         cdef uint8_t* ops = self.ops
-        if self.aq != NULL and n > 1:
+        cdef long t0
+        if self.aq != NULL and n > 1 and cp_async_use_team(self.aq, n):
             self.run_with_team()
         else:
+            t0 = cp_now_ns()
             for i in range(n):
                 self.run_one(i, ops[i], CALLER_SLOT)
+            if self.aq != NULL:
+                cp_async_note_batch(self.aq, n, 1, cp_now_ns() - t0)
 
     cdef void run_with_team(self) noexcept nogil:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
