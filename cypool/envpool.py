@@ -20,7 +20,10 @@ Atari random streams behind no-ops and sticky actions are ale-py's, so frames ar
 EnvPool's); MuJoCo info keys are gymnasium's v5 keys (EnvPool's v5 sets are a subset or
 renamed, e.g. Humanoid's ``reward_linvel``); MuJoCo options take gymnasium's v5 task, so
 EnvPool's version switches (``post_constraint``, ``legacy_healthy_reward``, ...) accept only
-their v5 values; ``make_dm`` (dm_env), ``xla()`` and rendering are not offered. Invalid
+their v5 values; ``from_pixels=True`` (with ``render_width``, ``render_height``,
+``render_camera_id``) gives EnvPool's channels-first ``(3, H, W)`` uint8 observations, the
+frames of gymnasium's renderer; ``make_dm`` (dm_env), ``xla()`` and ``render()`` are not
+offered. Invalid
 options raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
 """
 from __future__ import annotations
@@ -146,12 +149,26 @@ def _mujoco_defaults(task_id):
     return out
 
 
+# EnvPool's make-only pixel options (MuJoCo): frames of render_height x render_width from
+# render_camera_id, channels-first; they join the config when from_pixels is set
+PIXELS = dict(render_width=84, render_height=84, render_camera_id=-1)
+
+
 def _config(task_id, kwargs):
     """EnvPool's config for these options (unknown ones: TypeError, bad values: ValueError),
     and cypool.make_vec's arguments for it."""
     family = _family(task_id)
+    kwargs = dict(kwargs)
+    from_pixels = kwargs.pop("from_pixels", False)
+    if not isinstance(from_pixels, (bool, np.bool_)):
+        raise TypeError(f"from_pixels must be a bool, got {from_pixels!r}")
+    if from_pixels and family != "mujoco":
+        raise ValueError("from_pixels=True is only supported for MuJoCo tasks.")
+    if not from_pixels and any(k in kwargs for k in PIXELS):
+        raise ValueError(f"{', '.join(k for k in PIXELS if k in kwargs)}: cypool.envpool "
+                         "does not render; these options need from_pixels=True")
     own = dict(ATARI) if family == "atari" else _mujoco_defaults(task_id)
-    cfg = {**COMMON, "base_path": _BASE_PATH, **own}
+    cfg = {**COMMON, "base_path": _BASE_PATH, **own, **(PIXELS if from_pixels else {})}
     if family == "mujoco":           # gymnasium's registered threshold (EnvPool has its own)
         cfg["reward_threshold"] = gym.spec(task_id).reward_threshold
     unknown = [k for k in kwargs if k not in cfg]
@@ -199,9 +216,13 @@ def _config(task_id, kwargs):
             if cfg[k] != v5:
                 raise ValueError(f"{k}={cfg[k]!r} selects an EnvPool MuJoCo variant that "
                                  f"cypool does not run (it runs gymnasium's v5 task: {k}={v5!r})")
+        if from_pixels:     # EnvPool's pixel observations: (3, H, W) frames
+            task.update(from_pixels=True, channels_first=True, width=cfg["render_width"],
+                        height=cfg["render_height"], camera_id=cfg["render_camera_id"])
         for k, v in cfg.items():
-            if k in COMMON or k in fixed or k in ("max_episode_steps", "base_path",
-                                                  "reward_threshold"):
+            if k in COMMON or k in fixed or k in PIXELS or k in ("max_episode_steps",
+                                                                 "base_path",
+                                                                 "reward_threshold"):
                 continue
             if k in renames:
                 g, half = renames[k]
@@ -231,11 +252,15 @@ def _spaces(pool, family):
 def make_spec(task_id: str, **kwargs) -> EnvSpec:
     """EnvPool's ``make_spec``: the config and one env's spaces."""
     family, cfg, make, task, _ = _config(task_id, kwargs)
-    pool = cypool.make_vec(task_id, 1, num_threads=1, **task)
+    pixels = task.pop("from_pixels", False)
+    task.pop("channels_first", None)
+    pool = cypool.make_vec(task_id, 1, num_threads=1, **task)   # checks the render options
     try:
         obs, act = _spaces(pool, family)
     finally:
         pool.close()
+    if pixels:          # the pixel pool's space, without making a GL context for it
+        obs = gym.spaces.Box(0, 255, (3, task["height"], task["width"]), np.uint8)
     return EnvSpec(task_id, cfg, obs, act)
 
 

@@ -81,6 +81,27 @@ int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* 
   CP_GUARD_END
 }
 
+int cp_make_render_context(const mjModel* m, mjvScene* scn, int max_geom, mjrContext* con,
+                           char* err) {
+  CP_GUARD_BEGIN(err)
+  mjv_defaultScene(scn);
+  mjv_makeScene(m, scn, max_geom);
+  mjr_defaultContext(con);
+  mjr_makeContext(m, con, mjFONTSCALE_150);
+  mjr_setBuffer(mjFB_OFFSCREEN, con);
+  CP_GUARD_END
+}
+
+int cp_render_scene(const mjModel* m, mjData* d, const mjvOption* opt, mjvCamera* cam,
+                    mjvScene* scn, mjrRect viewport, const mjrContext* con, unsigned char* rgb,
+                    float* depth, char* err) {
+  CP_GUARD_BEGIN(err)
+  mjv_updateScene(m, d, opt, NULL, cam, mjCAT_ALL, scn);
+  mjr_render(viewport, scn, con);
+  mjr_readPixels(rgb, depth, viewport, con);
+  CP_GUARD_END
+}
+
 /* The constructors return a pointer, so they arm the guard themselves. MuJoCo frees nothing
  * that a failed allocation left behind; that memory is lost, the process keeps running. */
 mjModel* cp_load_xml(const char* path, char* err, int errlen) {

@@ -24,6 +24,16 @@ int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* 
 mjModel* cp_load_xml(const char* path, char* err, int errlen);
 /* mj_makeData: NULL with the message in err on a fatal error (out of memory). */
 mjData* cp_make_data(const mjModel* m, char* err);
+/* With a GL context current: mjv_defaultScene + mjv_makeScene(max_geom), mjr_defaultContext +
+ * mjr_makeContext(mjFONTSCALE_150) + mjr_setBuffer(mjFB_OFFSCREEN), gymnasium's set-up. A
+ * fatal error (no GL functions reachable, an incomplete framebuffer, out of memory) returns
+ * 1 with MuJoCo's message in err (CP_ERRMSG_LEN bytes); what was made is not freed. */
+int cp_make_render_context(const mjModel* m, mjvScene* scn, int max_geom, mjrContext* con,
+                           char* err);
+/* mjv_updateScene (no perturbation, every category), mjr_render, mjr_readPixels. */
+int cp_render_scene(const mjModel* m, mjData* d, const mjvOption* opt, mjvCamera* cam,
+                    mjvScene* scn, mjrRect viewport, const mjrContext* con, unsigned char* rgb,
+                    float* depth, char* err);
 /* Sum of d->warning[k].number over all k. */
 int cp_warning_count(const mjData* d);
 #endif

@@ -5,6 +5,12 @@
 
 typedef struct cp_renderer cp_renderer;
 
+/* GL backends (MUJOCO_GL): AUTO tries EGL, then OSMesa. */
+enum { CP_GL_AUTO = 0, CP_GL_EGL = 1, CP_GL_OSMESA = 2 };
+/* cp_renderer_create's failures: no backend could make a context (a GL library or driver is
+ * missing), or anything else (a backend conflict, MuJoCo's set-up failed, out of memory). */
+enum { CP_GL_OK = 0, CP_GL_NO_BACKEND = 1, CP_GL_FAILED = 2 };
+
 /* One env's camera: gymnasium's FREE camera, set up at the env's first render (ready). */
 typedef struct {
   mjvCamera cam;
@@ -15,15 +21,22 @@ typedef struct {
   int trackbodyid;
 } cp_camera;
 
-/* A context of width x height frames (vis_flags: nflags (mjtVisFlag, value) pairs). Nonzero
- * with a message on failure (no GL driver, ...). */
-int cp_renderer_create(mjModel* m, int width, int height, const int* vis_flags, int nflags,
-                       int max_geom, cp_renderer** out, char* err, int errlen);
+/* A context of width x height frames through `backend` (vis_flags: nflags (mjtVisFlag,
+ * value) pairs). CP_GL_OK, or a failure code with a message in err. */
+int cp_renderer_create(mjModel* m, int backend, int width, int height, const int* vis_flags,
+                       int nflags, int max_geom, cp_renderer** out, char* err, int errlen);
 void cp_renderer_destroy(cp_renderer* r);
+/* The backend a renderer draws with (CP_GL_EGL or CP_GL_OSMESA). */
+int cp_renderer_backend(const cp_renderer* r);
+/* The process's backend, fixed by its first renderer (0 before). */
+int cp_gl_backend(void);
+/* Tests: the library names tried for EGL and OSMesa (NULL: the defaults). */
+void cp_gl_set_libraries(const char* egl, const char* osmesa);
 void cp_camera_first_render(const mjModel* m, const mjData* d, cp_camera* c);
-/* Frames of envs ids[0..n) into out (n x height x width x 3, top-down rows). camera_id: -1
- * for the FREE camera, else a model camera (checked by the caller). */
+/* Frames of envs ids[0..n) into out, top-down rows: n x height x width x 3, or with
+ * channels_first n x 3 x height x width. camera_id: -1 for the FREE camera, else a model
+ * camera (checked by the caller). err: at least 256 bytes. */
 int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* cams,
-                     const long long* ids, long long n, int camera_id, unsigned char* out,
-                     char* err, int errlen);
+                     const long long* ids, long long n, int camera_id, int channels_first,
+                     unsigned char* out, char* err, int errlen);
 #endif

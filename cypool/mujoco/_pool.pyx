@@ -38,12 +38,53 @@ cdef extern from "_mj_render.h" nogil:
         double distance, azimuth, elevation
         double lookat[3]
         int trackbodyid
-    int cp_renderer_create(mjModel* m, int width, int height, const int* vis_flags,
-                           int nflags, int max_geom, cp_renderer** out, char* err, int errlen)
+    enum:
+        CP_GL_AUTO
+        CP_GL_EGL
+        CP_GL_OSMESA
+        CP_GL_OK
+        CP_GL_NO_BACKEND
+        CP_GL_FAILED
+    int cp_renderer_create(mjModel* m, int backend, int width, int height,
+                           const int* vis_flags, int nflags, int max_geom, cp_renderer** out,
+                           char* err, int errlen)
     void cp_renderer_destroy(cp_renderer* r)
+    int cp_renderer_backend(const cp_renderer* r)
+    int cp_gl_backend()
+    void cp_gl_set_libraries(const char* egl, const char* osmesa)
     int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* cams,
-                         const long long* ids, long long n, int camera_id, unsigned char* out,
-                         char* err, int errlen)
+                         const long long* ids, long long n, int camera_id, int channels_first,
+                         unsigned char* out, char* err, int errlen)
+
+# MUJOCO_GL values (the family parses the variable) and the names of the backends
+GL_BACKENDS = {"auto": CP_GL_AUTO, "egl": CP_GL_EGL, "osmesa": CP_GL_OSMESA}
+_GL_NAMES = {CP_GL_EGL: "egl", CP_GL_OSMESA: "osmesa"}
+GL_INSTALL_HINT = (
+    "Install a GL driver: Mesa's EGL (Debian/Ubuntu: apt-get install libegl1 libegl-mesa0 "
+    "libgl1-mesa-dri; MUJOCO_GL=egl) or OSMesa (apt-get install libosmesa6; "
+    "MUJOCO_GL=osmesa). With MUJOCO_GL unset cypool tries EGL, then OSMesa.")
+
+
+def gl_backend():
+    """The GL backend this process renders MuJoCo through ("egl" or "osmesa"), fixed by its
+    first renderer; None before any."""
+    return _GL_NAMES.get(cp_gl_backend())
+
+
+def _set_gl_libraries(egl=None, osmesa=None):
+    """Tests: the library file names dlopen tries for EGL and OSMesa (None: the defaults:
+    libEGL.so.1, libEGL.so; libOSMesa.so.8, .so.6, .so). Only libraries not loaded yet."""
+    cdef bytes e = (egl or "").encode()
+    cdef bytes o = (osmesa or "").encode()
+    cp_gl_set_libraries(e, o)
+
+
+def _gl_error(int rc, bytes msg):
+    text = msg.split(b"\0", 1)[0].decode(errors="replace")
+    if rc == CP_GL_NO_BACKEND:
+        return RuntimeError(f"cypool: cannot render MuJoCo: no OpenGL backend could make a "
+                            f"context ({text}). {GL_INSTALL_HINT}")
+    return RuntimeError(f"cypool: cannot render MuJoCo: {text}")
 
 cdef MjGuard GUARD
 GUARD.step = cp_step
@@ -143,6 +184,8 @@ cdef class MjPool(Engine):
     cdef const int* r_flags_p   # r_flags' data, for thread_init
     cdef int r_nflags
     cdef int pixels             # from_pixels: every step and reset renders the env's obs
+    cdef int chw                # pixels: channels-first observations (3, height, width)
+    cdef int r_backend          # pixels: the GL backend the thread slots' renderers use
     cdef cp_renderer** slot_r   # pixels: each thread slot's renderer
 
     def __cinit__(self, *args, **kwargs):
@@ -154,13 +197,15 @@ cdef class MjPool(Engine):
         self.cams = NULL
         self.slot_r = NULL
         self.pixels = 0
+        self.chw = 0
+        self.r_backend = CP_GL_AUTO
 
     def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
                  long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
-                 Py_ssize_t info_width, tuple pixels=None):
+                 Py_ssize_t info_width, tuple pixels=None, bint channels_first=False):
         """pixels: (height, width) for pixel observations (from_pixels): the observation
-        output is the env's rendered frame, and the task's state observation goes to a
-        second output, "state"."""
+        output is the env's rendered frame ((3, height, width) with channels_first), and the
+        task's state observation goes to a second output, "state"."""
         cdef char err[1000]
         cdef Py_ssize_t i
         cdef MjTask* task
@@ -175,9 +220,10 @@ cdef class MjPool(Engine):
         if pixels is None:
             outputs = [("obs", (obs_dim,), np.float64)]
         else:
-            outputs = [("obs", (pixels[0], pixels[1], 3), np.uint8),
-                       ("state", (obs_dim,), np.float64)]
+            shape = (3, pixels[0], pixels[1]) if channels_first else (pixels[0], pixels[1], 3)
+            outputs = [("obs", shape, np.uint8), ("state", (obs_dim,), np.float64)]
             self.pixels = 1
+            self.chw = channels_first
             # one renderer per thread slot (made by thread_init in the slot's own thread)
             self.slot_r = <cp_renderer**> calloc(num_threads + 2, sizeof(cp_renderer*))
             if self.slot_r == NULL:
@@ -214,6 +260,8 @@ cdef class MjPool(Engine):
         cdef Py_ssize_t i
         cp_renderer_destroy(self.renderer)      # before the model it was made for
         free(self.cams)
+        if self.slot_r != NULL and self.slot_status == NULL:
+            cp_renderer_destroy(self.slot_r[0])     # made by open_pixel_renderer, never used
         free(self.slot_r)       # the slots' renderers were freed by thread_fini (or leak)
         if self.d != NULL:
             for i in range(self.num_envs):
@@ -292,21 +340,22 @@ cdef class MjPool(Engine):
         cdef long long ids[1]
         ids[0] = i
         if cp_render_frames(self.slot_r[slot], self.m, self.d, self.cams, ids, 1,
-                            self.r_camera_id, <unsigned char*> self.output_row(0, i),
+                            self.r_camera_id, self.chw,
+                            <unsigned char*> self.output_row(0, i),
                             self.slots[i].errmsg, ERRMSG_LEN) != 0:
             return ST_ENGINE_ERROR
         return ST_OK
 
     cdef int thread_init(self, int slot) noexcept nogil:
         cdef const int* flags = NULL
-        if not self.pixels:
+        if not self.pixels or self.slot_r[slot] != NULL:   # slot 0: open_pixel_renderer
             return ST_OK
         if self.r_nflags > 0:
             flags = self.r_flags_p
         return ST_OK if cp_renderer_create(
-            self.m, self.r_width, self.r_height, flags, self.r_nflags, self.r_max_geom,
-            &self.slot_r[slot], self.slot_err + slot * ERRMSG_LEN, ERRMSG_LEN) == 0 \
-            else ST_ENGINE_ERROR
+            self.m, self.r_backend, self.r_width, self.r_height, flags, self.r_nflags,
+            self.r_max_geom, &self.slot_r[slot], self.slot_err + slot * ERRMSG_LEN,
+            ERRMSG_LEN) == CP_GL_OK else ST_ENGINE_ERROR
 
     cdef void thread_fini(self, int slot) noexcept nogil:
         if self.pixels:
@@ -392,11 +441,56 @@ cdef class MjPool(Engine):
                                                          camera_config["lookat"]]
             c.trackbodyid = camera_config.get("trackbodyid", -1)
 
-    def render_rgb(self, const int64_t[::1] ids):
+    def open_pixel_renderer(self, int backend):
+        """from_pixels: make the caller's thread slot's GL context now, through `backend`
+        (GL_BACKENDS), so that a missing GL driver is a full error message here; the worker
+        slots make theirs when the team starts, through the backend this one fixed."""
+        cdef char err[1024]
+        cdef int rc
+        cdef const int* flags = NULL
+        if not self.pixels or self.slot_r[0] != NULL:
+            return
+        if self.cams == NULL:
+            raise RuntimeError("cypool: this pool was not set up to render")
+        if self.r_nflags > 0:
+            flags = self.r_flags_p
+        err[0] = 0
+        with nogil:
+            rc = cp_renderer_create(self.m, backend, self.r_width, self.r_height, flags,
+                                    self.r_nflags, self.r_max_geom, &self.slot_r[0], err, 1024)
+        if rc != CP_GL_OK:
+            raise _gl_error(rc, err[:1024])
+        self.r_backend = cp_renderer_backend(self.slot_r[0])
+
+    @property
+    def render_backend(self):
+        """The GL backend this pool renders through ("egl", "osmesa"), None before its
+        first GL context."""
+        if self.pixels and self.slot_r != NULL and self.slot_r[0] != NULL:
+            return _GL_NAMES.get(cp_renderer_backend(self.slot_r[0]))
+        if self.renderer != NULL:
+            return _GL_NAMES.get(cp_renderer_backend(self.renderer))
+        return None
+
+    def stop_workers(self):
+        """The engine's, then render()'s GL context is freed too (the pool is closing; a
+        later render() would make a new one)."""
+        Engine.stop_workers(self)
+        cp_renderer_destroy(self.renderer)
+        self.renderer = NULL
+
+    def _forget_team(self):
+        """The engine's (in a child of os.fork()); render()'s GL context is the parent's and
+        is left alone too (leaked, never destroyed here)."""
+        Engine._forget_team(self)
+        self.renderer = NULL
+
+    def render_rgb(self, const int64_t[::1] ids, int backend=CP_GL_AUTO):
         """(len(ids), height, width, 3) uint8 frames of envs `ids`, rendered in this thread
-        (GIL released) as gymnasium's MujocoRenderer renders rgb_array. Call with no batch
-        running these envs."""
-        cdef char err[512]
+        (GIL released) as gymnasium's MujocoRenderer renders rgb_array. The first call makes
+        the GL context through `backend` (GL_BACKENDS). Call with no batch running these
+        envs."""
+        cdef char err[1024]
         cdef int rc
         cdef const int[:, ::1] flags
         cdef Py_ssize_t n = ids.shape[0]
@@ -406,14 +500,12 @@ cdef class MjPool(Engine):
         err[0] = 0
         if self.renderer == NULL:
             flags = self.r_flags
-            rc = cp_renderer_create(self.m, self.r_width, self.r_height,
+            rc = cp_renderer_create(self.m, backend, self.r_width, self.r_height,
                                     &flags[0, 0] if flags.shape[0] else NULL,
                                     <int> flags.shape[0], self.r_max_geom, &self.renderer,
-                                    err, 512)
-            if rc != 0:
-                raise RuntimeError(f"cypool: cannot render: {err.decode(errors='replace')} "
-                                   "(cypool renders MuJoCo through EGL; MUJOCO_GL must be "
-                                   "unset or 'egl')")
+                                    err, 1024)
+            if rc != CP_GL_OK:
+                raise _gl_error(rc, err[:1024])
         out = np.empty((n, self.r_height, self.r_width, 3), np.uint8)
         if n == 0:
             return out
@@ -421,7 +513,7 @@ cdef class MjPool(Engine):
         cdef const long long* idp = <const long long*> &ids[0]
         with nogil:
             rc = cp_render_frames(self.renderer, self.m, self.d, self.cams, idp, n,
-                                  self.r_camera_id, o, err, 512)
+                                  self.r_camera_id, 0, o, err, 1024)
         if rc != 0:
             raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")
         return out

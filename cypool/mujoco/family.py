@@ -14,7 +14,7 @@ from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
 from cypool._validate import C_INT_END, check_int, is_number
 from cypool.mujoco.tasks._config import check_noise_scale
-from cypool.mujoco._pool import MjPool
+from cypool.mujoco._pool import MjPool, GL_BACKENDS
 
 # module name under cypool.mujoco.tasks for each id
 TASKS = {
@@ -31,9 +31,10 @@ TASKS = {
     "Pusher-v5": "pusher",
 }
 # gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics), plus
-# EnvPool's from_pixels
+# EnvPool's from_pixels and channels-first pixel observations (EnvPool's layout)
 RENDER_DEFAULTS = dict(width=480, height=480, camera_id=None, camera_name=None,
-                       visual_options=None, max_geom=1000, from_pixels=False)
+                       visual_options=None, max_geom=1000, from_pixels=False,
+                       channels_first=False)
 ASSETS = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets")
 
 
@@ -191,6 +192,24 @@ def _render_setup(model, kw):
     return width, height, cid, vis, max_geom
 
 
+def gl_backend_request():
+    """The GL backend MUJOCO_GL asks for, as gymnasium reads it (case-sensitive): "egl",
+    "osmesa", or unset (also empty): EGL, then OSMesa when EGL cannot make a context.
+    "glfw" and anything else are a ValueError."""
+    value = os.environ.get("MUJOCO_GL")
+    if value is None or value == "":
+        return GL_BACKENDS["auto"]
+    if value in ("egl", "osmesa"):
+        return GL_BACKENDS[value]
+    if value == "glfw":
+        raise ValueError("MUJOCO_GL='glfw' is not supported: cypool renders MuJoCo offscreen "
+                         "(headless), through EGL or OSMesa, and GLFW needs a window system. "
+                         "Set MUJOCO_GL=egl or MUJOCO_GL=osmesa, or unset it (EGL, then "
+                         "OSMesa)")
+    raise ValueError(f"MUJOCO_GL must be 'egl' or 'osmesa' (or unset: EGL, then OSMesa when "
+                     f"EGL cannot make a context), got {value!r}")
+
+
 class MujocoFamily:
     """Everything the façade needs for one MuJoCo pool."""
 
@@ -229,19 +248,29 @@ class MujocoFamily:
             col += width
         self.info_layout = info_layout
         w, h, cam, vis, max_geom = _render_setup(model, render_kw)
-        pixels = render_kw["from_pixels"]
+        pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]
         if not isinstance(pixels, (bool, np.bool_)):
             raise TypeError(f"from_pixels must be a bool, got {pixels!r}")
+        if not isinstance(chw, (bool, np.bool_)):
+            raise TypeError(f"channels_first must be a bool, got {chw!r}")
+        if chw and not pixels:
+            raise ValueError("channels_first=True needs from_pixels=True (it lays out the "
+                             "pixel observations)")
+        backend = gl_backend_request() if pixels else None
         self.engine = MjPool(path, num_envs, num_threads, max_episode_steps or 0,
                              mod.task_capsule(), params, obs_dim, col,
-                             (h, w) if pixels else None)
+                             (h, w) if pixels else None, bool(chw))
         self.engine.setup_render(w, h, cam, dict(kw.get("default_camera_config") or {}), vis,
                                  max_geom)
+        if pixels:          # the caller's GL context now: a missing driver is a clear error
+            self.engine.open_pixel_renderer(backend)
+        self._rendered = False
         self.render_kwargs = render_kw
         bounds = model.actuator_ctrlrange.copy().astype(np.float32)
         self.single_action_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
-        if pixels:      # AddRenderObservation(render_only=True)'s space
-            self.single_observation_space = gym.spaces.Box(0, 255, (h, w, 3), np.uint8)
+        if pixels:      # AddRenderObservation(render_only=True)'s space, or channels-first
+            self.single_observation_space = gym.spaces.Box(
+                0, 255, (3, h, w) if chw else (h, w, 3), np.uint8)
         else:
             self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
                                                            np.float64)
@@ -250,13 +279,13 @@ class MujocoFamily:
 
     def render(self, ids):
         """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, gymnasium's.
-        cypool renders through EGL (gymnasium's MUJOCO_GL=egl); another MUJOCO_GL backend is
-        refused rather than ignored."""
-        backend = os.environ.get("MUJOCO_GL")
-        if backend not in (None, "", "egl"):
-            raise RuntimeError(f"cypool renders MuJoCo through EGL only; MUJOCO_GL={backend!r} "
-                               "is not supported (unset it or set MUJOCO_GL=egl)")
-        return self.engine.render_rgb(np.ascontiguousarray(ids, np.int64))
+        As in gymnasium, MUJOCO_GL is read at the first render, which makes the GL context."""
+        ids = np.ascontiguousarray(ids, np.int64)
+        if self._rendered:
+            return self.engine.render_rgb(ids)
+        frames = self.engine.render_rgb(ids, gl_backend_request())
+        self._rendered = True
+        return frames
 
     # ------------------------------------------------------------------ per-env settings
     def merged_kwargs(self, kwargs):

@@ -1,7 +1,8 @@
 """MuJoCo render_mode="rgb_array": frames equal gymnasium's env.render() for the same state,
 bit for bit (EGL, one gymnasium env rendering alone at a time, as gymnasium renders right
 only then), for several tasks, sizes and cameras, across steps and resets; pools render from
-several threads at once; misuse is refused before anything is rendered."""
+several threads at once; misuse is refused before anything is rendered. OSMesa and the
+MUJOCO_GL values: test_gl_backends.py."""
 import threading
 
 import gymnasium as gym
@@ -101,13 +102,16 @@ def test_pools_render_from_several_threads_at_once():
             p.close()
 
 
-def test_other_gl_backends_are_refused(monkeypatch):
+def test_the_pool_renders_through_egl_when_mujoco_gl_says_so():
+    """MUJOCO_GL=egl: EGL only (the other values: tests/mujoco/test_gl_backends.py)."""
+    from cypool.mujoco import _pool
+
     env = cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", width=16, height=16)
     try:
         env.reset(seed=0)
-        monkeypatch.setenv("MUJOCO_GL", "osmesa")
-        with pytest.raises(RuntimeError, match="EGL only"):
-            env.render()
+        assert env._engine.render_backend is None          # no context before the first render
+        env.render()
+        assert env._engine.render_backend == "egl" and _pool.gl_backend() == "egl"
     finally:
         env.close()
 
