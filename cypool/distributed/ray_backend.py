@@ -61,7 +61,8 @@ class _PoolWorker:
     original exception (a TypeError for a bad kwarg) instead of a dead actor.
     """
 
-    def __init__(self, env_id, num_envs, num_threads, offset, make_kwargs, family_module=None):
+    def __init__(self, env_id, num_envs, num_threads, offset, make_kwargs, family_module=None,
+                 mujoco_task=None):
         self.offset = offset    # global id of this actor's env 0
         self.env = None
         self.error = None
@@ -70,6 +71,11 @@ class _PoolWorker:
             from cypool.families import import_family
 
             import_family(family_module)      # a family registered outside cypool
+            if mujoco_task is not None:       # a user's MuJoCo task (register_task)
+                import cypool.mujoco
+
+                if env_id not in cypool.list_envs():
+                    cypool.mujoco.register_task(env_id, mujoco_task)
             self.env = cypool.make_vec(env_id, num_envs, num_threads=num_threads, copy=False,
                                        **make_kwargs)
         except Exception as err:  # noqa: BLE001 - handed to the driver by describe()
@@ -243,7 +249,12 @@ class RayVectorEnv(VectorEnv):
             raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
         if env_id.startswith("cypool/"):
             env_id = env_id[len("cypool/"):]
-        family_module = family_for(env_id).module
+        family = family_for(env_id)
+        family_module, mujoco_task = family.module, None
+        if family.name == "mujoco":
+            from cypool.mujoco.family import user_task_module
+
+            mujoco_task = user_task_module(env_id)
         _check_num_envs(num_envs)
         num_workers = check_int("num_workers", num_workers, 1, num_envs, closed_high=True)
         if num_threads is not None:
@@ -305,7 +316,8 @@ class RayVectorEnv(VectorEnv):
             kw = make_kwargs if env_kwargs is None else \
                 {**make_kwargs, "env_kwargs": env_kwargs[lo:hi]}     # the actor's own envs
             self._actors.append(remote.options(**opts).remote(env_id, hi - lo, threads[w], lo,
-                                                               kw, family_module))
+                                                               kw, family_module,
+                                                               mujoco_task))
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]

@@ -76,7 +76,8 @@ def register_task(env_id: str, module: str) -> None:
     ``task_capsule()`` returning its two nogil kernels (``cypool.mujoco._task.export_task``);
     build it with ``cypool.mujoco.extension_kwargs()``. The id then works everywhere a
     built-in MuJoCo id does (make_vec, populations, gymnasium.make_vec after
-    cypool.registration.register_all()).
+    cypool.registration.register_all(), the Ray backend, whose actors register the task
+    again: ``module`` must be importable there).
     """
     if not isinstance(env_id, str) or not env_id:
         raise TypeError("register_task: env_id must be a non-empty str")
@@ -93,6 +94,11 @@ def register_task(env_id: str, module: str) -> None:
             raise TypeError(f"register_task: {module}.DEFAULTS must have {key!r}")
     _USER_TASKS[env_id] = module
     TASKS[env_id] = module
+
+
+def user_task_module(env_id: str) -> str | None:
+    """The module a user's task ``env_id`` was registered with (None: a built-in task)."""
+    return _USER_TASKS.get(env_id)
 
 
 def unregister_task(env_id: str) -> None:

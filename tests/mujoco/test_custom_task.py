@@ -232,3 +232,36 @@ def test_a_task_over_a_100_link_model_matches_its_gymnasium_twin(chain, mode):
     finally:
         env.close()
         ref.close()
+
+
+def test_a_users_task_on_ray_matches_the_local_pool(point_mass):
+    """Ray actors register the task again from its module (importable on their path)."""
+    ray = pytest.importorskip("ray")
+    import os
+
+    if ray.is_initialized():
+        ray.shutdown()
+    path = os.pathsep.join([build_task("point_mass"), os.environ.get("PYTHONPATH", "")])
+    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    env = local = None
+    try:
+        kw = dict(xml_file=point_mass, max_episode_steps=15, autoreset_mode="same_step")
+        env = cypool.make_vec("PointMass-v0", 4, backend="ray", num_workers=2, num_threads=1,
+                              num_cpus_per_worker=0.5, **kw)
+        local = cypool.make_vec("PointMass-v0", 4, num_threads=2, **kw)
+        assert np.array_equal(env.reset(seed=3)[0], local.reset(seed=3)[0])
+        for a in np.random.default_rng(2).uniform(-1, 1, (30, 4, 2)):
+            got, want = env.step(a), local.step(a)
+            for k in range(4):
+                assert np.array_equal(got[k], want[k])
+            assert sorted(got[4]) == sorted(want[4])
+            for key in want[4]:
+                if key not in ("final_obs", "final_info"):
+                    assert np.array_equal(got[4][key], want[4][key]), key
+    finally:
+        for e in (env, local):
+            if e is not None:
+                e.close()
+        ray.shutdown()
