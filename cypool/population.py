@@ -536,7 +536,7 @@ class PopulationEnv:
         """Make `own` member k's override dict: validated first, then applied."""
         own = dict(own)
         task_kw = dict(own)
-        limit = _check_limit(task_kw.pop("max_episode_steps", self._default_max_steps))
+        limit = check_limit(task_kw.pop("max_episode_steps", self._default_max_steps))
         self._check_idle(k)
         ids = self._ids(k)
         self._family.configure_envs(ids, {**self._base_kwargs, **task_kw})
@@ -759,9 +759,6 @@ class PopulationEnv:
         return f"cypool.PopulationEnv({self.env_id}, {state}, num_threads={self.num_threads})"
 
 
-_check_limit = check_limit
-
-
 def _member_kwargs_list(member_kwargs, P):
     if member_kwargs is None:
         return [{} for _ in range(P)]
@@ -855,10 +852,10 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     if max_episode_steps is None:
         max_episode_steps = family.default_max_episode_steps(env_id)
     if max_episode_steps is not None:        # None: a family without a limit (register_env)
-        max_episode_steps = _check_limit(max_episode_steps)
+        max_episode_steps = check_limit(max_episode_steps)
     for k, m in enumerate(mk):
         if "max_episode_steps" in m:
-            m["max_episode_steps"] = _check_limit(m["max_episode_steps"])
+            m["max_episode_steps"] = check_limit(m["max_episode_steps"])
     if member_batch is not None:
         member_batch = check_int("member_batch", member_batch, 1, P, closed_high=True)
     episode_window = check_int("episode_window", episode_window, 0)

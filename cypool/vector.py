@@ -332,7 +332,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         Raises instead of waiting when fewer envs are in flight than a batch needs, and
         TimeoutError after ``timeout`` seconds. Ctrl-C interrupts the wait promptly.
         """
-        _check_timeout(timeout)
+        check_timeout(timeout)
         with self._recv_lock:
             return self._recv(timeout)
 
@@ -420,7 +420,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
     def _recv_members(self, count, timeout):
         """(members, results) of the first `count` members to finish; with count 1 the
         arrays are views of the member's rows, valid until it is sent again."""
-        _check_timeout(timeout)
+        check_timeout(timeout)
         with self._recv_lock:
             with self._lock:
                 self._check_open()
@@ -649,9 +649,6 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
         return {k: v.copy() if copy else _read_only(v) for k, v in out.items()}
-
-
-_check_timeout = check_timeout
 
 
 def _read_only(a):

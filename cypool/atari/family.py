@@ -82,9 +82,6 @@ RAW_H, RAW_W = 210, 160
 MAX_IMG = 4096
 
 
-_is_int = is_int
-
-
 def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     """Validate the options (TypeError for a wrong type or unknown name, ValueError for an
     impossible value) and return them merged over the defaults, as plain Python values."""
@@ -97,7 +94,7 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
         kw[k] = bool(kw[k])
     for k, low in INT_OPTIONS.items():
         v = kw[k]
-        if not _is_int(v):
+        if not is_int(v):
             raise TypeError(f"{k} must be an int, got {v!r}")
         if not low <= v < 2**31:
             raise ValueError(f"{k} must be in [{low}, 2**31), got {v}")
@@ -114,7 +111,7 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
         v = kw[k]
         if v is None:
             kw[k] = -1
-        elif not _is_int(v):
+        elif not is_int(v):
             raise TypeError(f"{k} must be an int or None, got {v!r}")
         elif v < -1:
             raise ValueError(f"{k} must be >= 0 (or None / -1 for the game's default), got {v}")
