@@ -206,7 +206,8 @@ register_family("atari", env_ids=_atari_ids, make=_atari_make,
 
 
 def _classic_ids():
-    return ["CartPole-v0", "CartPole-v1", "MountainCar-v0", "Pendulum-v1"]
+    return ["CartPole-v0", "CartPole-v1", "MountainCar-v0", "Pendulum-v1", "Acrobot-v1",
+            "MountainCarContinuous-v0"]
 
 
 def _classic_make(*args, **kwargs):
@@ -216,7 +217,7 @@ def _classic_make(*args, **kwargs):
 
 def _classic_limit(env_id):
     return {"CartPole-v0": 200, "CartPole-v1": 500, "MountainCar-v0": 200,
-            "Pendulum-v1": 200}[env_id]
+            "Pendulum-v1": 200, "Acrobot-v1": 500, "MountainCarContinuous-v0": 999}[env_id]
 
 
 register_family("classic", env_ids=_classic_ids, make=_classic_make,
