@@ -71,11 +71,10 @@ class _PoolWorker:
             from cypool.families import import_family
 
             import_family(family_module)      # a family registered outside cypool
-            if mujoco_task is not None:       # a user's MuJoCo task (register_task)
-                import cypool.mujoco
+            if mujoco_task is not None and env_id not in cypool.list_envs():
+                from cypool.mujoco import register_task   # a user's MuJoCo task
 
-                if env_id not in cypool.list_envs():
-                    cypool.mujoco.register_task(env_id, mujoco_task)
+                register_task(env_id, mujoco_task)
             self.env = cypool.make_vec(env_id, num_envs, num_threads=num_threads, copy=False,
                                        **make_kwargs)
         except Exception as err:  # noqa: BLE001 - handed to the driver by describe()

@@ -3,8 +3,6 @@ cypool.get_include() and cypool.families.register_family, with no library change
 WalkEnv, the same env in plain Python (gymnasium.Env) as the reference."""
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -13,52 +11,23 @@ import gymnasium as gym
 import numpy as np
 
 import cypool
+import cypool.api
 from cypool.families import register_family, unregister_family
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+from _buildext import build_extension, import_built  # noqa: E402
 DEFAULTS = {"bound": 2.0, "fail_slot": -1}
 LIMIT = 50
 
 
 def build_walk(cache_dir: Path):
-    """Compile _walk.pyx against the installed cypool (once per source/cypool version; the
-    build is cached in cache_dir) and import it."""
-    from Cython.Build import cythonize
-    from setuptools import Distribution, Extension
-
-    src = (HERE / "_walk.pyx").read_bytes()
+    """Compile _walk.pyx against the installed cypool (cypool.api.extension_kwargs(); cached
+    in cache_dir per source, engine header and cypool version) and import it."""
     engine_pxd = (Path(cypool.get_include()[0]) / "cypool" / "_core" / "_engine.pxd").read_bytes()
-    key = hashlib.sha256(src + engine_pxd + Path(__file__).read_bytes() + sys.version.encode() +
-                         cypool.__version__.encode()).hexdigest()[:16]
-    out = Path(cache_dir) / key
-    built = list(out.glob("_walk*.so"))
-    if not built:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "_walk.pyx").write_bytes(src)
-        ext = Extension("_walk", [str(out / "_walk.pyx")],
-                        include_dirs=[np.get_include()] + cypool.get_include(),
-                        # numpy.random's C distributions (random_standard_uniform)
-                        library_dirs=[os.path.join(np.get_include(), "..", "..", "random", "lib"),
-                                      os.path.join(np.get_include(), "..", "lib")],
-                        libraries=["npyrandom", "npymath", "m"],
-                        extra_compile_args=["-O2", "-ffp-contract=off", "-fopenmp"],
-                        extra_link_args=["-fopenmp"],
-                        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")])
-        dist = Distribution({"ext_modules": cythonize(
-            [ext], include_path=cypool.get_include(), quiet=True,
-            build_dir=str(out / "c"),
-            compiler_directives=dict(language_level=3, boundscheck=False, wraparound=False,
-                                     cdivision=True))})
-        cmd = dist.get_command_obj("build_ext")
-        cmd.build_lib = str(out)
-        cmd.build_temp = str(out / "tmp")
-        cmd.ensure_finalized()
-        cmd.run()
-        built = list(out.glob("_walk*.so"))
-    spec = importlib.util.spec_from_file_location("_walk", built[0])
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    out = build_extension("_walk", HERE / "_walk.pyx", cypool.api.extension_kwargs(), cache_dir,
+                          key_extra=engine_pxd + Path(__file__).read_bytes())
+    return import_built("_walk", out)
 
 
 class WalkFamily:

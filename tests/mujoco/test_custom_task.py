@@ -2,7 +2,6 @@
 cypool.mujoco.extension_kwargs(), registered with cypool.mujoco.register_task, and stepped by
 cypool bit for bit as the same task written as a gymnasium MujocoEnv; sync, async, autoreset
 modes and populations come from cypool."""
-import hashlib
 import sys
 from pathlib import Path
 
@@ -15,6 +14,8 @@ import cypool
 import cypool.mujoco
 
 HERE = Path(__file__).parent / "custom"
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from _buildext import build_extension  # noqa: E402
 XML = """<mujoco><option timestep="0.01"/><worldbody>
 <body name="p" pos="0 0 0.1"><joint name="x" type="slide" axis="1 0 0"/>
 <joint name="y" type="slide" axis="0 1 0"/><geom type="sphere" size="0.05" mass="1"/></body>
@@ -25,24 +26,9 @@ XML = """<mujoco><option timestep="0.01"/><worldbody>
 def build_task(name):
     """Compile tests/mujoco/custom/<name>.pyx with cypool.mujoco.extension_kwargs() (cached in
     ~/.cache/cypool) and put it on sys.path; returns the directory."""
-    from Cython.Build import cythonize
-    from setuptools import Distribution, Extension
-
-    src = (HERE / f"{name}.pyx").read_bytes()
-    key = hashlib.sha256(src + Path(cypool.mujoco.__file__).read_bytes()).hexdigest()[:16]
-    out = Path.home() / ".cache" / "cypool" / f"test-{name}" / key
-    if not list(out.glob(f"{name}*.so")):
-        out.mkdir(parents=True, exist_ok=True)
-        (out / f"{name}.pyx").write_bytes(src)
-        kw = cypool.mujoco.extension_kwargs()
-        ext = Extension(name, [str(out / f"{name}.pyx")], **kw)
-        dist = Distribution({"ext_modules": cythonize(
-            [ext], include_path=kw["include_dirs"], quiet=True, build_dir=str(out / "c"),
-            compiler_directives=dict(language_level=3, boundscheck=False, wraparound=False))})
-        cmd = dist.get_command_obj("build_ext")
-        cmd.build_lib, cmd.build_temp = str(out), str(out / "tmp")
-        cmd.ensure_finalized()
-        cmd.run()
+    out = build_extension(name, HERE / f"{name}.pyx", cypool.mujoco.extension_kwargs(),
+                          Path.home() / ".cache" / "cypool" / f"test-{name}",
+                          key_extra=Path(cypool.mujoco.__file__).read_bytes())
     sys.path.insert(0, str(out))
     return str(out)
 
