@@ -191,5 +191,6 @@ def show_config(file=None) -> dict:
 
 
 from cypool.population import PopulationEnv, make_population  # noqa: E402
+import cypool.classic  # noqa: E402,F401  (registers the classic-control ids)
 
 _register_all()

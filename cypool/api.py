@@ -35,9 +35,11 @@ against another ``Engine`` layout fails at import (Cython checks the base type's
 """
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -93,7 +95,7 @@ class EnvSpec:
     defaults: dict
     max_episode_steps: int | None
     info_keys: dict
-    check_kwargs: Callable[[dict], None] | None
+    check_kwargs: Callable[[dict], dict | None] | None
     metadata: dict = field(default_factory=dict)
 
     def pool_class(self):
@@ -110,7 +112,7 @@ def _family_name(env_id):
 def register_env(env_id: str, pool, *, observation_space: gym.Space, action_space: gym.Space,
                  kwargs: dict | None = None, max_episode_steps: int | None = None,
                  info_keys: dict | None = None,
-                 check_kwargs: Callable[[dict], None] | None = None,
+                 check_kwargs: Callable[[dict], dict | None] | None = None,
                  render_fps: int | None = None, module: str | None = None,
                  api_version: int = API_VERSION) -> None:
     """Serve ``env_id`` with ``pool``.
@@ -134,7 +136,12 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
         ``info[k]`` as a double); reported after steps and resets in gymnasium's vector
         format.
     check_kwargs : callable or None
-        Called with the complete kwargs; raise ``ValueError`` for values out of range.
+        Called with the complete kwargs; raise ``ValueError`` for values out of range (or
+        ``TypeError`` for values of a wrong type, e.g. under a None default).
+        It may return a dict with the same names that replaces them: normalised values
+        (e.g. a None default turned into the env's own default); returning None keeps the
+        kwargs as they are (any other non-dict return value is ignored, as in earlier
+        versions). The pool's ``__init__`` and ``configure`` see the returned kwargs.
     render_fps : int or None
         ``metadata["render_fps"]`` (pools of this API do not render).
     module : str or None
@@ -218,8 +225,28 @@ def spec_kwargs(spec: EnvSpec, kwargs: dict) -> dict:
     check_known_kwargs(spec.env_id, kwargs, spec.defaults)
     kw = {k: _check_kwarg(spec.env_id, k, kwargs.get(k, d), d) for k, d in spec.defaults.items()}
     if spec.check_kwargs is not None:
-        spec.check_kwargs(kw)
+        out = spec.check_kwargs(kw)
+        if isinstance(out, Mapping):           # normalised kwargs replace kw
+            out = dict(out)
+            if set(out) != set(kw):
+                raise TypeError(f"{spec.env_id}: check_kwargs returned kwargs named "
+                                f"{sorted(out)}; the env's kwargs are {sorted(kw)}")
+            kw = out
     return kw
+
+
+def _same_kwargs(a: dict, b: dict) -> bool:
+    """a and b hold equal values of the same types (np.float64(0.5) == 0.5, yet a pool may
+    compute differently with each)."""
+    return a.keys() == b.keys() and all(
+        type(a[k]) is type(b[k]) and _eq(a[k], b[k]) for k in a)
+
+
+def _eq(x, y):
+    try:
+        return bool(x == y)
+    except Exception:          # arrays and other values without a truth value
+        return x is y
 
 
 class EnvFamily:
@@ -240,10 +267,11 @@ class EnvFamily:
             engine.configure(np.arange(num_envs, dtype=np.int64), dict(kw))
         if per_env is not None:
             for i, m in enumerate(per_env):
-                if m != kw:
+                if not _same_kwargs(m, kw):
                     self.configure_envs([i], m)
-        self.single_observation_space = spec.observation_space
-        self.single_action_space = spec.action_space
+        # each pool its own copies: seeding one pool's action_space leaves another's alone
+        self.single_observation_space = copy.deepcopy(spec.observation_space)
+        self.single_action_space = copy.deepcopy(spec.action_space)
         self.metadata = dict(spec.metadata)
         self.info_layout = [(name, k, 1, dtype, True, True)
                             for k, (name, dtype) in enumerate(spec.info_keys.items())]

@@ -4,7 +4,9 @@ A family turns an env id and its kwargs into an engine (an ``Engine`` subclass s
 envs in nogil code) plus what the façade needs around it. ``make_vec``, ``make_population``,
 gymnasium registration and the Ray backend look families up here instead of branching on
 their names; MuJoCo and Atari register themselves below, and another family registers with
-:func:`register_family`.
+:func:`register_family`. Envs written on the public env API (:mod:`cypool.api`, among them
+cypool's own classic-control envs, registered by :mod:`cypool.classic`) get one family per
+id from :func:`cypool.api.register_env`.
 
 Version 1 of the contract (``FAMILY_API_VERSION``) is :class:`Family`.
 """
@@ -203,22 +205,3 @@ def _atari_limit(env_id):
 
 register_family("atari", env_ids=_atari_ids, make=_atari_make,
                 default_max_episode_steps=_atari_limit)
-
-
-def _classic_ids():
-    return ["CartPole-v0", "CartPole-v1", "MountainCar-v0", "Pendulum-v1", "Acrobot-v1",
-            "MountainCarContinuous-v0"]
-
-
-def _classic_make(*args, **kwargs):
-    from cypool.classic.family import ClassicFamily
-    return ClassicFamily(*args, **kwargs)
-
-
-def _classic_limit(env_id):
-    return {"CartPole-v0": 200, "CartPole-v1": 500, "MountainCar-v0": 200,
-            "Pendulum-v1": 200, "Acrobot-v1": 500, "MountainCarContinuous-v0": 999}[env_id]
-
-
-register_family("classic", env_ids=_classic_ids, make=_classic_make,
-                default_max_episode_steps=_classic_limit)

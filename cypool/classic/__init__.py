@@ -1,3 +1,90 @@
-"""Classic-control family: gymnasium's classic-control envs as nogil kernels (CartPole,
-MountainCar, Pendulum, Acrobot, MountainCarContinuous), bit-identical to gymnasium's for the
-same seeds and actions."""
+"""Classic control: gymnasium's classic-control envs as nogil kernels (CartPole-v0/v1,
+MountainCar-v0, Pendulum-v1, Acrobot-v1, MountainCarContinuous-v0), built only on cypool's
+public env API (:mod:`cypool.api`): the pools cimport ``cypool.api`` and this module
+registers them with :func:`cypool.api.register_env`, as a user's package would.
+
+Exact: the same seeds and actions give gymnasium's observations (float32), rewards (float64),
+terminated and truncated, bit for bit, as gymnasium.make_vec(id, n, vectorization_mode=
+"sync") (gymnasium's default vector CartPole, CartPoleVectorEnv, is another algorithm: one
+stream for all envs and float32 rewards). Reset options (low/high) are not offered: cypool's
+reset takes only reset_mask. Every kwarg may differ per env (populations' member_kwargs,
+set_attr).
+
+Importing this module imports no extension: each pool is named ``"module:Class"`` and loaded
+at the first make_vec of its id.
+"""
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+
+from cypool.api import register_env
+
+__all__ = ["ENV_IDS"]
+
+_MODULE = "cypool.classic"
+
+
+def _box(low, high):
+    return gym.spaces.Box(np.array(low, np.float32), np.array(high, np.float32),
+                          dtype=np.float32)
+
+
+def _check_goal_velocity(kw):
+    """goal_velocity is gymnasium's int 0 by default, and its type decides the type numpy
+    compares the car's velocity in: a Python number, a numpy float32, float64 or integer.
+    None (the registered default) is gymnasium's 0."""
+    g = kw["goal_velocity"]
+    if g is None:
+        return {**kw, "goal_velocity": 0}
+    if not isinstance(g, (int, float, np.integer, np.floating)) or isinstance(
+            g, (bool, np.bool_)):
+        raise TypeError(f"goal_velocity must be a number, got {g!r}")
+    if isinstance(g, np.floating) and g.dtype not in (np.float32, np.float64):
+        # numpy would compare in that dtype (float16, longdouble): not reproduced
+        raise TypeError(f"goal_velocity must be a Python number or a numpy float32, float64 "
+                        f"or integer, got {type(g).__name__}")
+    return None
+
+
+_THETA = 12 * 2 * 3.141592653589793 / 360          # CartPoleEnv.theta_threshold_radians
+_CARTPOLE = dict(observation_space=_box((-4.8, -np.inf, -_THETA * 2, -np.inf),
+                                        (4.8, np.inf, _THETA * 2, np.inf)),
+                 action_space=gym.spaces.Discrete(2),
+                 kwargs=dict(sutton_barto_reward=False), render_fps=50)
+_MOUNTAIN_CAR_OBS = ((-1.2, -0.07), (0.6, 0.07))
+_ACROBOT = (1.0, 1.0, 1.0, 1.0, 4 * math.pi, 9 * math.pi)   # AcrobotEnv's MAX_VEL_1, _2
+
+_ENVS = {
+    "CartPole-v0": dict(pool="cypool.classic._cartpole:CartPolePool", max_episode_steps=200,
+                        **_CARTPOLE),
+    "CartPole-v1": dict(pool="cypool.classic._cartpole:CartPolePool", max_episode_steps=500,
+                        **_CARTPOLE),
+    "MountainCar-v0": dict(
+        pool="cypool.classic._mountain_car:MountainCarPool", max_episode_steps=200,
+        observation_space=_box(*_MOUNTAIN_CAR_OBS), action_space=gym.spaces.Discrete(3),
+        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30),
+    "Pendulum-v1": dict(
+        pool="cypool.classic._pendulum:PendulumPool", max_episode_steps=200,
+        observation_space=_box((-1.0, -1.0, -8.0), (1.0, 1.0, 8.0)),
+        action_space=gym.spaces.Box(-2.0, 2.0, (1,), np.float32),
+        kwargs=dict(g=10.0), render_fps=30),
+    "Acrobot-v1": dict(
+        pool="cypool.classic._acrobot:AcrobotPool", max_episode_steps=500,
+        observation_space=_box(tuple(-h for h in _ACROBOT), _ACROBOT),
+        action_space=gym.spaces.Discrete(3), kwargs={}, render_fps=15),
+    "MountainCarContinuous-v0": dict(
+        pool="cypool.classic._mountain_car_continuous:MountainCarContinuousPool",
+        max_episode_steps=999, observation_space=_box(*_MOUNTAIN_CAR_OBS),
+        action_space=gym.spaces.Box(-1.0, 1.0, (1,), np.float32),
+        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30),
+}
+
+ENV_IDS = tuple(_ENVS)
+
+for _env_id, _spec in _ENVS.items():
+    _spec = dict(_spec)
+    register_env(_env_id, _spec.pop("pool"), module=_MODULE, **_spec)
+del _env_id, _spec

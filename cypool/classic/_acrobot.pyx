@@ -25,7 +25,7 @@ from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK
+from cypool.api cimport Engine, EnvRow, ST_OK
 
 cnp.import_array()
 
@@ -133,12 +133,13 @@ cdef inline double _bound(double x, double hi) noexcept nogil:
 
 
 cdef class AcrobotPool(Engine):
-    """num_envs Acrobots. Built by cypool.classic.family; not public."""
+    """num_envs Acrobots (cypool.api pool; registered by cypool.classic)."""
     cdef double* state            # (num_envs, 4): th1, th2, dth1, dth2
     cdef int64_t* act
     cdef readonly object states, actions
 
-    def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps):
+    def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
+                 kwargs):
         self._init_engine(num_envs, num_threads, max_episode_steps,
                           [("obs", (6,), np.float32)], 0)
         self.states = np.zeros((num_envs, 4), np.float64)

@@ -19,7 +19,7 @@ from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK
+from cypool.api cimport Engine, EnvRow, ST_OK
 
 cnp.import_array()
 
@@ -37,21 +37,27 @@ THETA_THRESHOLD_RADIANS = THETA_THRESHOLD
 
 
 cdef class CartPolePool(Engine):
-    """num_envs CartPoles. Built by cypool.classic.family; not public."""
+    """num_envs CartPoles (cypool.api pool; registered by cypool.classic)."""
     cdef double* state            # (num_envs, 4): x, x_dot, theta, theta_dot
     cdef int64_t* act
-    cdef readonly object states, actions
-    cdef int sutton_barto
+    cdef uint8_t* sutton_barto    # env i's sutton_barto_reward
+    cdef readonly object states, actions, sutton_barto_reward
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
-                 bint sutton_barto_reward):
+                 kwargs):
         self._init_engine(num_envs, num_threads, max_episode_steps,
                           [("obs", (4,), np.float32)], 0)
         self.states = np.zeros((num_envs, 4), np.float64)
         self.actions = np.zeros(num_envs, np.int64)
+        self.sutton_barto_reward = np.full(num_envs, bool(kwargs["sutton_barto_reward"]),
+                                           np.uint8)
         self.state = <double*> cnp.PyArray_DATA(self.states)
         self.act = <int64_t*> cnp.PyArray_DATA(self.actions)
-        self.sutton_barto = sutton_barto_reward
+        self.sutton_barto = <uint8_t*> cnp.PyArray_DATA(self.sutton_barto_reward)
+
+    def configure(self, ids, kwargs):
+        """Envs ids (int64) take the complete kwargs: their own sutton_barto_reward."""
+        self.sutton_barto_reward[ids] = bool(kwargs["sutton_barto_reward"])
 
     cdef inline void _obs(self, double* s, EnvRow* r) noexcept nogil:
         cdef float* obs = <float*> r.obs
@@ -89,7 +95,7 @@ cdef class CartPolePool(Engine):
         terminated = (s[0] < -X_THRESHOLD or s[0] > X_THRESHOLD
                       or s[2] < -THETA_THRESHOLD or s[2] > THETA_THRESHOLD)
         r.term[0] = terminated
-        if self.sutton_barto:
+        if self.sutton_barto[i]:
             r.rew[0] = -1.0 if terminated else 0.0
         else:
             r.rew[0] = 1.0

@@ -16,7 +16,7 @@ from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK
+from cypool.api cimport Engine, EnvRow, ST_OK
 
 cnp.import_array()
 
@@ -38,21 +38,26 @@ cdef inline double _clip(double x, double lo, double hi) noexcept nogil:
 
 
 cdef class MountainCarPool(Engine):
-    """num_envs MountainCars. Built by cypool.classic.family; not public."""
+    """num_envs MountainCars (cypool.api pool; registered by cypool.classic)."""
     cdef double* state            # (num_envs, 2): position, velocity
     cdef int64_t* act
-    cdef double goal_velocity
-    cdef readonly object states, actions
+    cdef double* goal             # env i's goal_velocity
+    cdef readonly object states, actions, goal_velocity
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
-                 double goal_velocity):
+                 kwargs):
         self._init_engine(num_envs, num_threads, max_episode_steps,
                           [("obs", (2,), np.float32)], 0)
         self.states = np.zeros((num_envs, 2), np.float64)
         self.actions = np.zeros(num_envs, np.int64)
+        self.goal_velocity = np.full(num_envs, float(kwargs["goal_velocity"]), np.float64)
         self.state = <double*> cnp.PyArray_DATA(self.states)
         self.act = <int64_t*> cnp.PyArray_DATA(self.actions)
-        self.goal_velocity = goal_velocity
+        self.goal = <double*> cnp.PyArray_DATA(self.goal_velocity)
+
+    def configure(self, ids, kwargs):
+        """Envs ids (int64) take the complete kwargs: their own goal_velocity."""
+        self.goal_velocity[ids] = float(kwargs["goal_velocity"])
 
     cdef inline void _obs(self, double* s, EnvRow* r) noexcept nogil:
         cdef float* obs = <float*> r.obs
@@ -81,7 +86,7 @@ cdef class MountainCarPool(Engine):
             velocity = 0.0
         s[0] = position
         s[1] = velocity
-        r.term[0] = position >= GOAL_POSITION and velocity >= self.goal_velocity
+        r.term[0] = position >= GOAL_POSITION and velocity >= self.goal[i]
         r.rew[0] = -1.0
         self._obs(s, &r)
         return ST_OK

@@ -26,11 +26,11 @@ from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK
+from cypool.api cimport Engine, EnvRow, ST_OK
 
 cnp.import_array()
 
-# numpy types of the step's values (goal_velocity's type is given by the family)
+# numpy types of the step's values (goal_velocity's type: see _goal_type)
 cdef enum:
     T64 = 0        # numpy float64 scalar
     T32 = 1        # numpy float32 scalar
@@ -94,32 +94,58 @@ cdef inline bint _eq(double x, double y, int t) noexcept nogil:
     return x == y
 
 
+def _goal_type(g):
+    """The numpy type goal_velocity takes part in numpy's comparison with: T32 for a numpy
+    float32, T64 for another numpy scalar (float64, integers), TPY for a Python number."""
+    return (T32 if isinstance(g, np.float32) else T64) if isinstance(g, np.generic) else TPY
+
+
 cdef class MountainCarContinuousPool(Engine):
-    """num_envs MountainCarContinuous envs. Built by cypool.classic.family; not public."""
+    """num_envs MountainCarContinuous envs (cypool.api pool; registered by cypool.classic)."""
     cdef double* state            # (num_envs, 2): position, velocity
     cdef uint8_t* s32             # 1: the state is gymnasium's float32 array (after a step)
-    cdef double* act              # the force, widened exactly to float64
+    cdef double* act              # (num_envs, 1): the force, widened exactly to float64
     cdef uint8_t* f32             # the env's last action arrived as float32
-    cdef double goal_velocity     # its value as a double
-    cdef int goal_type            # T64 (numpy float64 or integer), T32 (numpy float32), TPY
-    cdef readonly object states, state_f32, actions, act_f32
+    cdef double* goal             # env i's goal_velocity, its value as a double
+    cdef uint8_t* gtype           # env i's: T64 (numpy float64, integers), T32 (float32), TPY
+    cdef readonly object states, state_f32, actions, act_f32, goal_velocity, goal_type
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
-                 double goal_velocity, int goal_type):
-        if goal_type not in (T64, T32, TPY):
-            raise ValueError("cypool: goal_type")
+                 kwargs):
         self._init_engine(num_envs, num_threads, max_episode_steps,
                           [("obs", (2,), np.float32)], 0)
         self.states = np.zeros((num_envs, 2), np.float64)
         self.state_f32 = np.zeros(num_envs, np.uint8)
-        self.actions = np.zeros(num_envs, np.float64)
+        self.actions = np.zeros((num_envs, 1), np.float64)
         self.act_f32 = np.ones(num_envs, np.uint8)
+        self.goal_velocity = np.zeros(num_envs, np.float64)
+        self.goal_type = np.zeros(num_envs, np.uint8)
         self.state = <double*> cnp.PyArray_DATA(self.states)
         self.s32 = <uint8_t*> cnp.PyArray_DATA(self.state_f32)
         self.act = <double*> cnp.PyArray_DATA(self.actions)
         self.f32 = <uint8_t*> cnp.PyArray_DATA(self.act_f32)
-        self.goal_velocity = goal_velocity
-        self.goal_type = goal_type
+        self.goal = <double*> cnp.PyArray_DATA(self.goal_velocity)
+        self.gtype = <uint8_t*> cnp.PyArray_DATA(self.goal_type)
+        self.configure(np.arange(num_envs, dtype=np.int64), kwargs)
+
+    def configure(self, ids, kwargs):
+        """Envs ids (int64) take the complete kwargs: their own goal_velocity, its value and
+        the type numpy compares it in."""
+        g = kwargs["goal_velocity"]
+        self.goal_velocity[ids] = float(g)
+        self.goal_type[ids] = _goal_type(g)
+
+    def set_actions(self, rows, a):
+        """A validated (len(rows), 1) float32/float64 batch: each env keeps its force's dtype
+        (widened exactly to float64; act_f32 says it was float32). Forces whose square
+        overflows float64 are refused before anything is written (gymnasium's math.pow(a, 2)
+        raises OverflowError)."""
+        with np.errstate(over="ignore"):
+            if not np.isfinite(np.square(a, dtype=np.float64)).all():
+                raise ValueError("actions whose square overflows float64 (gymnasium's "
+                                 "math.pow(a, 2) raises OverflowError)")
+        self.actions[rows] = a
+        self.act_f32[rows] = a.dtype == np.float32
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
@@ -180,8 +206,8 @@ cdef class MountainCarContinuousPool(Engine):
         if _eq(p, -1.2, _join(tp, TPY)) and v < 0:
             v = 0.0
             tv = TPY
-        term = _ge(p, 0.45, _join(tp, TPY)) and _ge(v, self.goal_velocity,
-                                                     _join(tv, self.goal_type))
+        term = _ge(p, 0.45, _join(tp, TPY)) and _ge(v, self.goal[i],
+                                                     _join(tv, self.gtype[i]))
         r.term[0] = term
         r.rew[0] = (100.0 if term else 0.0) - pow(a, 2) * 0.1
         obs = <float*> r.obs

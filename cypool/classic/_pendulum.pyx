@@ -20,7 +20,7 @@ from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK
+from cypool.api cimport Engine, EnvRow, ST_OK
 
 cnp.import_array()
 
@@ -42,24 +42,35 @@ cdef inline double _remainder(double a, double b) noexcept nogil:
 
 
 cdef class PendulumPool(Engine):
-    """num_envs Pendulums. Built by cypool.classic.family; not public."""
+    """num_envs Pendulums (cypool.api pool; registered by cypool.classic)."""
     cdef double* state            # (num_envs, 2): th, thdot
-    cdef double* act              # the action, widened exactly to float64
+    cdef double* act              # (num_envs, 1): the action, widened exactly to float64
     cdef uint8_t* f32             # the env's last action arrived as float32
-    cdef double g
-    cdef readonly object states, actions, act_f32
+    cdef double* gs               # env i's g
+    cdef readonly object states, actions, act_f32, g
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
-                 double g):
+                 kwargs):
         self._init_engine(num_envs, num_threads, max_episode_steps,
                           [("obs", (3,), np.float32)], 0)
         self.states = np.zeros((num_envs, 2), np.float64)
-        self.actions = np.zeros(num_envs, np.float64)
+        self.actions = np.zeros((num_envs, 1), np.float64)
         self.act_f32 = np.ones(num_envs, np.uint8)
+        self.g = np.full(num_envs, float(kwargs["g"]), np.float64)
         self.state = <double*> cnp.PyArray_DATA(self.states)
         self.act = <double*> cnp.PyArray_DATA(self.actions)
         self.f32 = <uint8_t*> cnp.PyArray_DATA(self.act_f32)
-        self.g = g
+        self.gs = <double*> cnp.PyArray_DATA(self.g)
+
+    def configure(self, ids, kwargs):
+        """Envs ids (int64) take the complete kwargs: their own g."""
+        self.g[ids] = float(kwargs["g"])
+
+    def set_actions(self, rows, a):
+        """A validated (len(rows), 1) float32/float64 batch: each env keeps its action's dtype
+        (widened exactly to float64; act_f32 says it was float32)."""
+        self.actions[rows] = a
+        self.act_f32[rows] = a.dtype == np.float32
 
     cdef inline void _obs(self, double* s, EnvRow* r) noexcept nogil:
         cdef float* obs = <float*> r.obs
@@ -80,7 +91,7 @@ cdef class PendulumPool(Engine):
         cdef EnvRow r
         cdef double* s = self.state + 2 * i
         cdef double th = s[0], thdot = s[1], an, costs, torque, newthdot
-        cdef double k = 3 * self.g / (2 * 1.0)
+        cdef double k = 3 * self.gs[i] / (2 * 1.0)
         cdef double u = self.act[i]
         cdef float uf
         self.row_of(i, &r)
