@@ -133,3 +133,67 @@ def test_registration_is_checked(register, kw, err, match):
 def test_an_id_cannot_be_served_twice(register):
     with pytest.raises(ValueError, match="already served"):
         register("CartPole-v1")
+
+
+@pytest.mark.parametrize("env_id", ["ApiSpaces-v0", "CartPole-v1", "Pendulum-v1"])
+def test_pools_of_one_id_have_their_own_spaces(register, env_id):
+    """Each pool gets its own copies of the registered spaces: seeding or sampling one pool's
+    action_space leaves another pool's random stream alone."""
+    if env_id == "ApiSpaces-v0":
+        register(env_id, type("BoxPool", (Pool,), dict(act=((2,), np.float32))),
+                 action_space=gym.spaces.Box(-1, 1, (2,), np.float32))
+    a, b = cypool.make_vec(env_id, 2), cypool.make_vec(env_id, 2)
+    try:
+        assert a.single_action_space is not b.single_action_space
+        assert a.single_observation_space is not b.single_observation_space
+        assert a.single_action_space == b.single_action_space
+        twin = cypool.make_vec(env_id, 1)
+        twin.single_action_space.seed(0)
+        want = [twin.single_action_space.sample() for _ in range(3)]
+        twin.close()
+        a.single_action_space.seed(0)
+        got = [a.single_action_space.sample()]
+        b.single_action_space.seed(123)            # another pool's seed and draws
+        b.single_action_space.sample()
+        got += [a.single_action_space.sample() for _ in range(2)]
+        assert all(np.array_equal(x, y) for x, y in zip(got, want))
+    finally:
+        a.close()
+        b.close()
+
+
+def test_check_kwargs_may_return_normalised_kwargs(register):
+    """check_kwargs returning a dict replaces the kwargs (a None default normalised), None
+    keeps them; a dict with other names is refused."""
+    seen = []
+
+    class Seen(Pool):
+        def configure(self, ids, kwargs):
+            seen.append((ids.tolist(), dict(kwargs)))
+
+    def norm(kw):
+        if kw["level"] is None:
+            return {**kw, "level": 0}
+        if not isinstance(kw["level"], (int, float, np.floating)):
+            raise TypeError(f"level must be a number, got {kw['level']!r}")
+        return None
+    register("ApiNorm-v0", Seen, kwargs=dict(level=None, k=1), check_kwargs=norm)
+    env = cypool.make_vec("ApiNorm-v0", 2)
+    assert env.get_attr("level") == (0, 0) and seen[-1] == ([0, 1], {"level": 0, "k": 1})
+    env.set_attr("level", [np.float32(0.5)], env_ids=[1])
+    assert env.get_attr("level") == (0, np.float32(0.5))
+    assert type(seen[-1][1]["level"]) is np.float32
+    with pytest.raises(TypeError, match="level must be a number"):
+        env.set_attr("level", "x")
+    env.close()
+    pop = cypool.make_population("ApiNorm-v0", 2, 1, member_kwargs=[{"level": 0.5},
+                                                                    {"level": np.float64(0.5)}],
+                                 level=0.5)
+    assert type(pop.member_kwargs(1)["level"]) is np.float64
+    # equal values of other types are another member's own kwargs (a pool may compute
+    # differently with each): configured
+    assert seen[-1][0] == [1] and type(seen[-1][1]["level"]) is np.float64
+    pop.close()
+    with pytest.raises(TypeError, match="check_kwargs returned kwargs named"):
+        register("ApiNormBad-v0", kwargs=dict(k=1), check_kwargs=lambda kw: {"j": 1})
+    assert "ApiNormBad-v0" not in cypool.list_envs()
