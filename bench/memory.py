@@ -1,4 +1,5 @@
 """python -m bench.memory [--tasks Pong-v5 Ant-v5] [--envs 64] [--threads 2]
+python -m bench.memory --scaling [--tasks Pong-v5 Ant-v5] [--plot docs/startup_scaling.png]
 
 Start-up and memory, each system in its own fresh process: the time to make the pool and
 run its first reset, and the resident memory it adds per env (RSS after the first reset
@@ -11,6 +12,11 @@ minus RSS after importing the libraries, divided by the number of envs), for
               AtariPreprocessing + FrameStackObservation, frameskip 1)
 
 Also cypool on one thread, for the parallel start-up ratio.
+
+``--scaling``: make + first reset of cypool and EnvPool against num_envs (16, 64, 256) and
+threads (1, 2, or ``--scaling-threads``), each point in a fresh process, as a Markdown table
+and, with ``--plot``, a figure (seconds against num_envs, one line per system and thread
+count, log-log).
 """
 import argparse
 import json
@@ -81,12 +87,68 @@ def run(system, task, n, threads):
     return {"error": (p.stderr.strip().splitlines() or ["no output"])[-1][:160]}
 
 
+def scaling(tasks, sizes, threads, plot):
+    """make + first reset against num_envs and threads, cypool and EnvPool."""
+    rows = []
+    print("make + first reset (seconds) against num_envs\n")
+    print("| task | system | threads | " + " | ".join(f"{n} envs" for n in sizes)
+          + " | cypool / envpool |")
+    print("|---|---|---:|" + "---:|" * len(sizes) + "---|")
+    for task in tasks:
+        res = {}
+        for system in ("cypool", "envpool"):
+            for t in threads:
+                res[system, t] = [run(system, task, n, t) for n in sizes]
+        for (system, t), points in res.items():
+            cells = [f"{p['seconds']:.2f}" if "error" not in p else p["error"] for p in points]
+            ratio = ""
+            if system == "cypool":
+                ratio = " / ".join(
+                    f"{p['seconds'] / q['seconds']:.2f}"
+                    if "error" not in p and "error" not in q else "-"
+                    for p, q in zip(points, res["envpool", t]))
+            print(f"| {task} | {system} | {t} | " + " | ".join(cells) + f" | {ratio} |")
+            rows.append((task, system, t, points))
+    if plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 4), squeeze=False)
+        for ax, task in zip(axes[0], tasks):
+            for (tk, system, t, points) in rows:
+                if tk != task:
+                    continue
+                ok = [(n, p["seconds"]) for n, p in zip(sizes, points) if "error" not in p]
+                if ok:
+                    ax.plot(*zip(*ok), marker="o", linestyle="-" if system == "cypool" else "--",
+                            label=f"{system}, {t} thread{'s' if t > 1 else ''}")
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("num_envs")
+            ax.set_ylabel("make + first reset (s)")
+            ax.set_title(task)
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend()
+        fig.tight_layout()
+        fig.savefig(plot, dpi=100)
+        print(f"\nplot: {plot}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", nargs="+", default=["Pong-v5", "Ant-v5"])
     ap.add_argument("--envs", type=int, default=64)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--scaling", action="store_true",
+                    help="make + first reset against num_envs and threads (cypool, EnvPool)")
+    ap.add_argument("--scaling-envs", default="16,64,256")
+    ap.add_argument("--scaling-threads", default="1,2")
+    ap.add_argument("--plot", default=None, help="--scaling: write the figure here")
     args = ap.parse_args(argv)
+    if args.scaling:
+        return scaling(args.tasks, [int(x) for x in args.scaling_envs.split(",")],
+                       [int(x) for x in args.scaling_threads.split(",")], args.plot)
     print(f"make + first reset, {args.envs} envs, {args.threads} threads\n")
     print("| task | system | seconds | MB per env | × envpool (time) |")
     print("|---|---|---:|---:|---:|")
