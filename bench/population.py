@@ -1,4 +1,5 @@
 """python -m bench.population [--quick] [--task Hopper-v5] [--envs-per-member 16] [--check]
+python -m bench.population --learner [--quick] [--rounds 5] [--plot docs/pbt_td3_scaling.png]
 
 Populations of P members with E envs each, for P = 1, 2, 4, 8, 16:
 
@@ -13,6 +14,11 @@ Populations of P members with E envs each, for P = 1, 2, 4, 8, 16:
    own MLP policy in the loop: agent steps/s per member, the population stepped in sync (one
    batched policy call for every member, then one step) against async members
    (member_batch=1: member k's policy runs as soon as k is back, while the others step).
+
+``--learner`` runs instead the population *learner* benchmark of examples/pbt_td3.py
+(``--bench`` there): seconds per TD3 training iteration (env steps + updates) for P members
+trained by one batched learner on one pool, against P sequential one-agent learners, with the
+share of policy inference, env stepping, buffer inserts and updates.
 
 Every configuration is timed in each of ``--rounds`` interleaved rounds (the order reversed
 every other round, so drift hits all alike); the medians (or, with ``--estimator min``, the
@@ -237,6 +243,32 @@ def bench_training(task, E, pops, threads, rounds, horizon, D, est):
             samples, ratios)
 
 
+def _td3_example():
+    path = os.path.join(ROOT, "examples", "pbt_td3.py")
+    spec = importlib.util.spec_from_file_location("pbt_td3", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench_learner(args):
+    """examples/pbt_td3.py --bench with this command's --quick, --populations, --rounds,
+    --threads, --json and --plot."""
+    argv = ["--bench", "--bench-populations", args.populations]
+    if args.quick:
+        argv.append("--quick")
+    if args.rounds:
+        argv += ["--bench-rounds", str(args.rounds)]
+    if args.threads:
+        argv += ["--threads", str(args.threads)]
+    if args.json:
+        argv += ["--json", args.json]
+    if args.plot:
+        argv += ["--plot", args.plot]
+    _td3_example().main(argv)
+    return 0
+
+
 def _progress(msg):
     sys.stderr.write(f"\r{msg:<60}")
     sys.stderr.flush()
@@ -266,7 +298,13 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write every sample here")
     ap.add_argument("--check", action="store_true",
                     help=f"exit 1 unless every P meets the {TARGET} x P target")
+    ap.add_argument("--learner", action="store_true",
+                    help="only the TD3 population learner benchmark (examples/pbt_td3.py "
+                    "--bench): seconds per training iteration against P")
+    ap.add_argument("--plot", default=None, help="--learner: write its figure here")
     args = ap.parse_args(argv)
+    if args.learner:
+        return bench_learner(args)
     E = args.envs_per_member
     pops = [int(p) for p in args.populations.split(",")]
     rounds = args.rounds or (3 if args.quick else 7)
