@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Before sleeping on a condition variable, a thread spins this long watching for work or
@@ -72,6 +73,7 @@ typedef struct {
   int64_t done_want; /* results the waiter in wait_done needs (0: nobody waits) */
   int64_t chunk;     /* ids a pop takes at most (set by the last push) */
   int64_t item_ns;   /* sync batches' recent cost per env, ns (0: not measured yet) */
+  int back;          /* workers take from the back of the queue (a sync batch, see below) */
   int stop;
 } cp_async;
 
@@ -86,11 +88,31 @@ static inline int cp_async_init(cp_async* q, int64_t cap) {
   q->cap = cap;
   q->work_head = q->work_len = q->done_head = q->done_len = q->done_want = q->item_ns = 0;
   q->chunk = 1;
+  q->back = 0;
   q->stop = 0;
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->work_cv, NULL);
   pthread_cond_init(&q->done_cv, NULL);
   return 0;
+}
+
+/* Copy n ids into / out of a ring of cap slots starting at slot `at` (< 2 cap): two memcpy
+ * at most, no division per id (a sync batch moves every env's id through the queues four
+ * times; with % per id that was a third of a 4096-env CartPole batch). */
+static inline void cp_ring_put(int64_t* ring, int64_t cap, int64_t at, const int64_t* src,
+                               int64_t n) {
+  if (at >= cap) at -= cap;
+  int64_t first = cap - at < n ? cap - at : n;
+  memcpy(ring + at, src, (size_t)first * sizeof(int64_t));
+  if (n > first) memcpy(ring, src + first, (size_t)(n - first) * sizeof(int64_t));
+}
+
+static inline void cp_ring_get(const int64_t* ring, int64_t cap, int64_t at, int64_t* dst,
+                               int64_t n) {
+  if (at >= cap) at -= cap;
+  int64_t first = cap - at < n ? cap - at : n;
+  memcpy(dst, ring + at, (size_t)first * sizeof(int64_t));
+  if (n > first) memcpy(dst + first, ring, (size_t)(n - first) * sizeof(int64_t));
 }
 
 static inline void cp_async_destroy(cp_async* q) {
@@ -101,11 +123,12 @@ static inline void cp_async_destroy(cp_async* q) {
   free(q->done);
 }
 
-/* Queue n ids; pops take up to `chunk` of them at a time (1: one by one). */
-static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk) {
+static inline void cp_push_locked(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk,
+                                  int back) {
   pthread_mutex_lock(&q->mu);
-  for (int64_t k = 0; k < n; k++) q->work[(q->work_head + q->work_len + k) % q->cap] = ids[k];
+  cp_ring_put(q->work, q->cap, q->work_head + q->work_len, ids, n);
   q->chunk = chunk < 1 ? 1 : (chunk > CP_CHUNK_MAX ? CP_CHUNK_MAX : chunk);
+  q->back = back;
   /* lengths are stored atomically: spinning threads read them without the lock */
   __atomic_store_n(&q->work_len, q->work_len + n, __ATOMIC_RELEASE);
   if (n == 1)
@@ -115,22 +138,45 @@ static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n
   pthread_mutex_unlock(&q->mu);
 }
 
+/* Queue n ids; pops take up to `chunk` of them at a time (1: one by one), oldest first. */
+static inline void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk) {
+  cp_push_locked(q, ids, n, chunk, 0);
+}
+
+/* Queue a sync batch's n ids, which the caller works through alongside the team: the caller
+ * takes chunks from the front, the workers from the back, so that from one batch to the
+ * next each env tends to be stepped by the same thread and its state stays in that core's
+ * cache (dynamic chunks alone moved a 4096-env CartPole batch's states between the cores
+ * every batch: two threads were slower than one). */
+static inline void cp_async_push_sync(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk) {
+  cp_push_locked(q, ids, n, chunk, 1);
+}
+
 /* Under the lock: move up to min(chunk, CP_CHUNK_MAX) queued ids to out. */
 static inline int64_t cp_take_work_locked(cp_async* q, int64_t* out) {
   int64_t n = q->work_len < q->chunk ? q->work_len : q->chunk;
-  for (int64_t k = 0; k < n; k++) out[k] = q->work[(q->work_head + k) % q->cap];
+  cp_ring_get(q->work, q->cap, q->work_head, out, n);
   q->work_head = (q->work_head + n) % q->cap;
   __atomic_store_n(&q->work_len, q->work_len - n, __ATOMIC_RELEASE);
   return n;
 }
 
+/* Under the lock: move up to min(chunk, CP_CHUNK_MAX) of the newest queued ids to out. */
+static inline int64_t cp_take_work_back_locked(cp_async* q, int64_t* out) {
+  int64_t n = q->work_len < q->chunk ? q->work_len : q->chunk;
+  cp_ring_get(q->work, q->cap, q->work_head + q->work_len - n, out, n);
+  __atomic_store_n(&q->work_len, q->work_len - n, __ATOMIC_RELEASE);
+  return n;
+}
+
 /* Block until ids are queued and take up to a chunk of them into out (CP_CHUNK_MAX slots):
- * their count, or -1 once the queue is stopped. */
+ * their count, or -1 once the queue is stopped. A worker's pop. */
 static inline int64_t cp_async_pop_work(cp_async* q, int64_t* out) {
   cp_spin_until(&q->work_len, 1, &q->stop);
   pthread_mutex_lock(&q->mu);
   while (q->work_len == 0 && !q->stop) pthread_cond_wait(&q->work_cv, &q->mu);
-  int64_t n = q->stop ? -1 : cp_take_work_locked(q, out);
+  int64_t n = q->stop ? -1
+              : (q->back ? cp_take_work_back_locked(q, out) : cp_take_work_locked(q, out));
   pthread_mutex_unlock(&q->mu);
   return n;
 }
@@ -146,7 +192,7 @@ static inline int64_t cp_async_try_pop_work(cp_async* q, int64_t* out) {
 
 static inline void cp_async_push_done(cp_async* q, const int64_t* ids, int64_t n) {
   pthread_mutex_lock(&q->mu);
-  for (int64_t k = 0; k < n; k++) q->done[(q->done_head + q->done_len + k) % q->cap] = ids[k];
+  cp_ring_put(q->done, q->cap, q->done_head + q->done_len, ids, n);
   __atomic_store_n(&q->done_len, q->done_len + n, __ATOMIC_RELEASE);
   /* wake the waiter once, when its batch is complete: a wake-up per result would cost the
    * stepping threads a context switch each */
@@ -202,7 +248,7 @@ static inline int64_t cp_async_wait_done(cp_async* q, int64_t want, int timeout_
 static inline int64_t cp_async_take_done(cp_async* q, int64_t* out, int64_t n) {
   pthread_mutex_lock(&q->mu);
   if (n > q->done_len) n = q->done_len;
-  for (int64_t k = 0; k < n; k++) out[k] = q->done[(q->done_head + k) % q->cap];
+  cp_ring_get(q->done, q->cap, q->done_head, out, n);
   q->done_head = (q->done_head + n) % q->cap;
   __atomic_store_n(&q->done_len, q->done_len - n, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&q->mu);

@@ -58,6 +58,7 @@ cdef extern from "_async.h" nogil:
     void cp_async_destroy(cp_async* q)
     enum: CP_CHUNK_MAX
     void cp_async_push_work(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk)
+    void cp_async_push_sync(cp_async* q, const int64_t* ids, int64_t n, int64_t chunk)
     int64_t cp_async_pop_work(cp_async* q, int64_t* out)
     int64_t cp_async_try_pop_work(cp_async* q, int64_t* out)
     void cp_async_push_done(cp_async* q, const int64_t* ids, int64_t n)

@@ -353,7 +353,7 @@ cdef class Engine:
             if ops[i] != OP_RESET and ops[i] != OP_NONE:
                 self.batch_ids[k] = i
                 k += 1
-        cp_async_push_work(self.aq, self.batch_ids, k, cp_async_sync_chunk(self.aq, k, threads))
+        cp_async_push_sync(self.aq, self.batch_ids, k, cp_async_sync_chunk(self.aq, k, threads))
         got = cp_async_try_pop_work(self.aq, buf)
         while got > 0:
             for j in range(got):
