@@ -19,6 +19,14 @@ The cache directory is ``$CYPOOL_CACHE_DIR/ale-0.12.1`` (default
 was built with the current options, no source is needed at all; pass
 ``force=True`` (``--force`` on the command line) to rebuild it.
 
+One change to ALE's own build, for start-up time (see ``PHOSPHOR_BLEND``): ALE's
+``environment/phosphor_blend.cpp`` is replaced by cypool's ``cypool/atari/_phosphor_blend.cpp``,
+which defines the same class (``ale::PhosphorBlend``) with the same results but builds its
+colour-averaging tables once per process instead of once per emulator. It is compiled with
+the flags ALE's CMake used for the file it replaces, and swapped into ``libale.a`` for that
+one object, after checks that the archive keeps the same definitions and needs nothing new.
+The cache's stamp holds that file's sha256, so editing it rebuilds the cache.
+
 Needs cmake, a C++17 compiler and zlib's headers (Debian/Ubuntu: zlib1g-dev).
 Linux and macOS only: the link settings returned assume a Unix toolchain.
 Run ``python -m buildtools.ale_build`` to build the cache ahead of time.
@@ -26,6 +34,7 @@ Run ``python -m buildtools.ale_build`` to build the cache ahead of time.
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -56,7 +65,25 @@ CMAKE_OPTIONS = (
     "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
     "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION_RELEASE=OFF",
     "-DCMAKE_INSTALL_LIBDIR=lib",
+    "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",   # the compile flags PHOSPHOR_BLEND reuses
 )
+
+# ALE's PhosphorBlend constructor, run for every emulator, builds a 128 x 128 table of
+# blended colours and a 64 x 64 x 64 RGB -> palette-index map by scanning the palette's 128
+# colours for every entry (33.5 million distance computations, ~37 ms): about 3/4 of an
+# Atari env's make + first reset. The tables depend only on the palette and the blend ratio.
+# cypool/atari/_phosphor_blend.cpp defines every member ALE's header declares, with the same
+# results, but computes the tables once per distinct palette in the process and copies them
+# into each object. The build compiles it with the exact flags ALE's CMake used for
+# `replaces` (read from compile_commands.json) and swaps the object into libale.a for that
+# one member (ColourPalette.cpp and everything else stay ALE's own objects).
+# tests/atari/test_phosphor_blend.py compares colour-averaged screens with ale-py's.
+PHOSPHOR_BLEND = dict(
+    object="cypool_phosphor_blend.cpp.o",      # its member name in libale.a
+    replaces="environment/phosphor_blend.cpp",  # in the sdist's src/ale
+    source="cypool/atari/_phosphor_blend.cpp",  # in cypool's source tree
+)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STAMP_NAME = "cypool-ale-build.json"
 
 
@@ -101,7 +128,7 @@ def ensure_ale(*, force=False, jobs=2, verbose=True):
     cache = cache_dir()
     install = cache / "install"
     stamp = _read_stamp(install)
-    if force or stamp is None or stamp.get("cmake_options") != list(CMAKE_OPTIONS):
+    if force or not _stamp_current(stamp):
         cache.mkdir(parents=True, exist_ok=True)
         stamp = _build(cache, install, jobs, verbose)
     return _link_config(install, stamp)
@@ -120,6 +147,25 @@ def _read_stamp(install):
     complete = (install / "lib" / "libale.a").is_file() and \
         (install / "include" / "ale" / "version.hpp").is_file()
     return stamp if complete else None
+
+
+def _phosphor_blend_source():
+    path = PROJECT_ROOT / PHOSPHOR_BLEND["source"]
+    if not path.is_file():
+        raise AleBuildError(f"{path} is missing: ALE is built from cypool's source tree, "
+                            "which must include it")
+    return path
+
+
+def _phosphor_blend_stamp():
+    """PHOSPHOR_BLEND plus the sha256 of its source, so that editing it rebuilds the cache."""
+    return dict(PHOSPHOR_BLEND, source_sha256=_sha256(_phosphor_blend_source()))
+
+
+def _stamp_current(stamp):
+    """Whether a cached build's stamp says it was built the way this file builds."""
+    return (stamp is not None and stamp.get("cmake_options") == list(CMAKE_OPTIONS)
+            and stamp.get("phosphor_blend") == _phosphor_blend_stamp())
 
 
 def _link_config(install, stamp):
@@ -244,10 +290,12 @@ def _build(cache, install, jobs, verbose):
         _run([cmake, "--build", str(build), "--config", "Release", "--target", "ale-lib",
               "--parallel", str(jobs)], verbose)
         _run([cmake, "--install", str(build), "--config", "Release"], verbose)
+        _swap_phosphor_blend(build, source, staging / "lib" / "libale.a", work, verbose)
         stamp = dict(
             ale_version=ALE_VERSION,
             sdist_sha256=SDIST_SHA256,
             cmake_options=list(CMAKE_OPTIONS),
+            phosphor_blend=_phosphor_blend_stamp(),
             cxx_compiler=_cmake_cache_value(build, "CMAKE_CXX_COMPILER"),
             zlib_library=(_cmake_cache_value(build, "ZLIB_LIBRARY_RELEASE")
                           or _cmake_cache_value(build, "ZLIB_LIBRARY")),
@@ -264,6 +312,174 @@ def _build(cache, install, jobs, verbose):
                 raise
     _log(verbose, f"ALE installed in {install}")
     return stamp
+
+
+def _tool(build, key, default):
+    path = _cmake_cache_value(build, key)
+    if path and not path.endswith("-NOTFOUND") and Path(path).is_file():
+        return path
+    found = shutil.which(default)
+    if found is None:
+        raise AleBuildError(f"{default} not found (CMake's {key} is {path!r}): it is needed "
+                            "to rewrite libale.a; install binutils (or your platform's "
+                            "equivalent)")
+    return found
+
+
+def _compile_command(build, source_file):
+    """The compile command CMake wrote for one ALE source: (directory, argv, output)."""
+    db = build / "compile_commands.json"
+    try:
+        entries = json.loads(db.read_text())
+    except (OSError, ValueError) as exc:
+        raise AleBuildError(
+            f"cannot read {db} ({exc}): ALE must be configured with a generator that writes "
+            "compile_commands.json (Unix Makefiles or Ninja; unset CMAKE_GENERATOR)") from exc
+    for entry in entries:
+        directory = Path(entry["directory"])
+        if (directory / entry["file"]).resolve() == source_file.resolve():
+            argv = entry.get("arguments") or shlex.split(entry["command"])
+            return directory, argv, entry.get("output")
+    raise AleBuildError(f"{db} has no compile command for {source_file}")
+
+
+def _unit_flags(argv, source_file):
+    """argv less its source, output and dependency-file options: the compiler and flags."""
+    drop_next = {"-o", "-c", "-MT", "-MF", "-MQ"}
+    flags, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in drop_next:
+            skip = arg != "-c"
+        elif arg not in ("-MD", "-MMD"):
+            flags.append(arg)
+    if flags.count(str(source_file)) != 1:
+        raise AleBuildError(f"unexpected compile command for {source_file}: {argv}")
+    flags.remove(str(source_file))
+    return flags
+
+
+def archive_symbols(archive, nm="nm"):
+    """External symbols of each member of a static library: {member: {name: nm type}}.
+
+    Types follow nm: upper case T, D, B, R, ... for strong definitions, W and V for weak
+    ones, U for undefined references.
+    """
+    archive = Path(archive)
+    text = subprocess.run([nm, "-P", "-g", archive.name], cwd=archive.parent, check=True,
+                          capture_output=True, text=True).stdout
+    members, current = {}, None
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 1 and fields[0].endswith(":"):
+            header = fields[0][:-1]          # libale.a[member.o] (GNU) or libale.a(member.o)
+            current = members.setdefault(header[len(archive.name) + 1:-1], {})
+        elif len(fields) >= 2 and current is not None:
+            current[fields[0]] = fields[1]
+    return members
+
+
+def duplicate_definitions(members):
+    """Strong external symbols that more than one member of an archive defines."""
+    seen, dups = {}, {}
+    for member, symbols in members.items():
+        for name, kind in symbols.items():
+            if kind.isupper() and kind not in "UWVC":
+                if name in seen:
+                    dups.setdefault(name, [seen[name]]).append(member)
+                seen.setdefault(name, member)
+    return dups
+
+
+def _defined(symbols, weak=False):
+    """Names symbols defines: strong definitions, or with weak=True the weak ones."""
+    return {name for name, kind in symbols.items()
+            if kind not in "Uw" and (kind in "WVv") == weak}
+
+
+def _undefined(symbols):
+    return {name for name, kind in symbols.items() if kind in "Uw"}
+
+
+def _runtime_symbols(compiler, nm):
+    """Symbols the C++ and C runtime libraries a link with compiler gets define (Linux:
+    libstdc++, libgcc_s, libc, libm); empty where they cannot be found or read."""
+    names = set()
+    for lib in ("libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6"):
+        try:
+            path = subprocess.run([compiler, f"-print-file-name={lib}"], check=True,
+                                  capture_output=True, text=True).stdout.strip()
+            if not os.path.isabs(path):   # not found: the compiler echoes the name back
+                continue
+            text = subprocess.run([nm, "-D", "-P", "--defined-only", path], check=True,
+                                  capture_output=True, text=True).stdout
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        names.update(line.split()[0].split("@")[0] for line in text.splitlines() if line)
+    return names
+
+
+def _swap_phosphor_blend(build, source, library, work, verbose):
+    """Compile cypool's PhosphorBlend with the flags of ALE's and swap it into library."""
+    replaced = source / "src" / "ale" / PHOSPHOR_BLEND["replaces"]
+    ours = _phosphor_blend_source()
+    new_name = PHOSPHOR_BLEND["object"]
+    directory, argv, out = _compile_command(build, replaced)
+    flags = _unit_flags(argv, replaced)
+    output = work / new_name
+    _log(verbose, f"compiling {ours} in place of ALE's {PHOSPHOR_BLEND['replaces']}")
+    _run_in([*flags, "-o", str(output), "-c", str(ours)], directory, verbose)
+
+    ar, ranlib, nm = (_tool(build, "CMAKE_AR", "ar"), _tool(build, "CMAKE_RANLIB", "ranlib"),
+                      _tool(build, "CMAKE_NM", "nm"))
+    before = archive_symbols(library, nm)
+    old = Path(out).name if out else f"{replaced.name}.o"
+    if old not in before or new_name in before:
+        raise AleBuildError(f"{library} has members {sorted(before)}: expected {old} and no "
+                            f"{new_name}")
+    _run_in([ar, "d", library.name, old], library.parent, verbose)
+    _run_in([ar, "r", library.name, str(output)], library.parent, verbose)
+    _run_in([ranlib, library.name], library.parent, verbose)
+
+    # The swap must keep every strong definition, in one member each, and need nothing that
+    # neither libale nor the C/C++ runtime provides.
+    after = archive_symbols(library, nm)
+    new_symbols = after.get(new_name, {})
+    problems = []
+    if set(after) != (set(before) - {old}) | {new_name}:
+        problems.append(f"members now {sorted(after)}")
+    strong_old, strong_new = _defined(before[old]), _defined(new_symbols)
+    if strong_new != strong_old:
+        problems.append(f"definitions differ: lost {sorted(strong_old - strong_new)}, "
+                        f"gained {sorted(strong_new - strong_old)}")
+    defined_anywhere = set().union(*(_defined(s) | _defined(s, weak=True)
+                                     for s in after.values()))
+    needed_anyway = set().union(*(_undefined(s) for m, s in after.items() if m != new_name))
+    unresolved = (_undefined(new_symbols) - _undefined(before[old]) - defined_anywhere
+                  - needed_anyway)
+    if unresolved:
+        unresolved -= _runtime_symbols(flags[0], nm)
+    if unresolved:
+        problems.append(f"new undefined symbols {sorted(unresolved)}")
+    dups = duplicate_definitions(after)
+    if dups:
+        problems.append(f"defined more than once: {dups}")
+    if problems:
+        raise AleBuildError(f"replacing {old} by {new_name} in {library}: "
+                            + "; ".join(problems))
+    _log(verbose, f"{library.name}: {old} -> {new_name}, {len(strong_new)} definitions kept")
+
+
+def _run_in(cmd, cwd, verbose):
+    _log(verbose, f"(in {cwd}) " + " ".join(cmd))
+    result = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    if verbose and result.stdout:
+        print(result.stdout, file=sys.stderr, flush=True)
+    if result.returncode != 0:
+        raise AleBuildError(f"command failed ({result.returncode}) in {cwd}: "
+                            f"{' '.join(cmd)}\n{result.stdout[-4000:]}")
 
 
 if __name__ == "__main__":
