@@ -344,6 +344,18 @@ int cp_ale_screen_rgb(ale::ALEInterface* ale, std::uint8_t* out,
   return copy_screen(ale, out, capacity, true);
 }
 
+int cp_ale_screen_indices(ale::ALEInterface* ale, std::uint8_t* out,
+                          std::size_t capacity) noexcept {
+  return with_rom(ale, [&]() -> int {
+    if (out == nullptr) return arg_error("null output pointer");
+    const ale::ALEScreen& screen = ale->getScreen();
+    const std::size_t n = screen.arraySize();
+    if (capacity < n) return arg_error("screen buffer too small");
+    std::memcpy(out, screen.getArray(), n);
+    return CP_ALE_OK;
+  });
+}
+
 int cp_ale_ram(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity) noexcept {
   return with_rom(ale, [&]() -> int {
     if (out == nullptr) return arg_error("null output pointer");

@@ -140,6 +140,11 @@ int cp_ale_screen_grayscale(ale::ALEInterface* ale, std::uint8_t* out,
 int cp_ale_screen_rgb(ale::ALEInterface* ale, std::uint8_t* out,
                       std::size_t capacity) noexcept;
 
+// Copy the current screen's palette indices (ALEInterface::getScreen, as ALE holds them,
+// colour-averaged when "color_averaging" is set) into a (height, width) uint8 buffer.
+int cp_ale_screen_indices(ale::ALEInterface* ale, std::uint8_t* out,
+                          std::size_t capacity) noexcept;
+
 // Copy the 128 bytes of console RAM; capacity must be >= CP_ALE_RAM_SIZE.
 int cp_ale_ram(ale::ALEInterface* ale, std::uint8_t* out, std::size_t capacity) noexcept;
 

@@ -64,6 +64,7 @@ cdef extern from "_ale_shim.hpp" nogil:
     int cp_ale_screen_shape(ALEInterface* ale, int* height, int* width) noexcept
     int cp_ale_screen_grayscale(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
     int cp_ale_screen_rgb(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
+    int cp_ale_screen_indices(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
     int cp_ale_ram(ALEInterface* ale, uint8_t* out, size_t capacity) noexcept
     int cp_ale_save_state(ALEInterface* ale, char** out, size_t* size) noexcept
     int cp_ale_load_state(ALEInterface* ale, const char* data, size_t size) noexcept

@@ -74,7 +74,7 @@ from cypool.atari._ale_shim cimport (
     cp_ale_set_mode, cp_ale_set_difficulty,
     cp_ale_reset_game, cp_ale_act, cp_ale_game_over, cp_ale_lives, cp_ale_screen_grayscale,
     cp_ale_screen_rgb, cp_ale_ram, cp_ale_minimal_actions, cp_ale_save_state,
-    cp_ale_load_state)
+    cp_ale_load_state, cp_ale_set_bool, cp_ale_screen_indices)
 from cypool.atari._preprocess cimport (ResizePlan, resize_frame, max_into)
 
 cnp.import_array()
@@ -709,3 +709,57 @@ def per_core_limit(str game, double seconds):
         cp_ale_destroy(ale)
         free(b0)
         free(b1)
+
+
+# ---------------------------------------------------------------------- test hook
+def _bare_ale_screens(str rom, int seed, actions, bint color_averaging):
+    """Test hook, not API: drive one bare emulator of the ALE linked into this module the
+    way ale-py's ALEInterface is driven (its default settings, with random_seed=seed,
+    repeat_action_probability=0 and color_averaging as given, then loadROM), apply each
+    action of `actions` (ids in [0, 18)) with act(a), reset_game at game over, and return
+    (indices, rgb, rewards): getScreen() and getScreenRGB() after the load and after every
+    step, shapes (n + 1, 210, 160) and (n + 1, 210, 160, 3), and each step's reward.
+    tests/atari/test_phosphor_blend.py compares them with ale-py's."""
+    cdef int[::1] acts = np.ascontiguousarray(actions, dtype=np.intc)
+    cdef Py_ssize_t n = acts.shape[0], t
+    cdef bytes path = rom.encode()
+    indices = np.zeros((n + 1, RAW_H, RAW_W), np.uint8)
+    rgb = np.zeros((n + 1, RAW_H, RAW_W, 3), np.uint8)
+    rewards = np.zeros(n, np.int64)
+    cdef uint8_t[:, :, ::1] idx_v = indices
+    cdef uint8_t[:, :, :, ::1] rgb_v = rgb
+    cdef int64_t[::1] rew_v = rewards
+    cdef ALEInterface* ale = NULL
+    cdef int rc, r = 0, over = 0
+    try:
+        rc = cp_ale_create(&ale)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_set_int(ale, b"random_seed", seed)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_set_float(ale, b"repeat_action_probability", 0.0)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_set_bool(ale, b"color_averaging", color_averaging)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_load_rom(ale, path)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_screen_indices(ale, &idx_v[0, 0, 0], RAW_H * RAW_W)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_screen_rgb(ale, &rgb_v[0, 0, 0, 0], RAW_H * RAW_W * 3)
+        t = 0
+        while rc == CP_ALE_OK and t < n:
+            rc = cp_ale_act(ale, acts[t], 1.0, &r)
+            rew_v[t] = r
+            if rc == CP_ALE_OK:
+                rc = cp_ale_screen_indices(ale, &idx_v[t + 1, 0, 0], RAW_H * RAW_W)
+            if rc == CP_ALE_OK:
+                rc = cp_ale_screen_rgb(ale, &rgb_v[t + 1, 0, 0, 0], RAW_H * RAW_W * 3)
+            if rc == CP_ALE_OK:
+                rc = cp_ale_game_over(ale, 1, &over)
+            if rc == CP_ALE_OK and over:
+                rc = cp_ale_reset_game(ale)
+            t += 1
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE: {cp_ale_last_error().decode()}")
+        return indices, rgb, rewards
+    finally:
+        cp_ale_destroy(ale)
