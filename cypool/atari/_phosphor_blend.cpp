@@ -57,19 +57,36 @@ std::vector<std::unique_ptr<const Tables>>& cache() {
   return *entries;
 }
 
-// The palette index nearest to (r, g, b) in L1 distance; the first such one on ties.
-std::uint8_t nearest_colour(const TableKey& key, int r, int g, int b) {
-  int best_dist = 256 * 3 + 1;
-  int best = -1;
+// The RGB -> palette-index map: for each sampled (r, g, b), the even palette index of the
+// colour nearest in L1 distance, the first such colour (in palette order) on ties, as
+// ALE's scan with a strict < finds it. Distances are at most 765, so they fit int16_t,
+// and the two passes below (all distances, then their minimum, then its first position)
+// vectorise where ALE's single compare-and-keep loop cannot.
+void build_rgb_map(const TableKey& key, std::uint8_t* map) {
+  std::int16_t pr[kColours], pg[kColours], pb[kColours], rg[kColours], dist[kColours];
   for (int k = 0; k < kColours; ++k) {
-    int dr = key.rgb[3 * k] - r, dg = key.rgb[3 * k + 1] - g, db = key.rgb[3 * k + 2] - b;
-    int dist = (dr < 0 ? -dr : dr) + (dg < 0 ? -dg : dg) + (db < 0 ? -db : db);
-    if (dist < best_dist) {  // strict: an equally near later colour does not win
-      best_dist = dist;
-      best = 2 * k;
+    pr[k] = static_cast<std::int16_t>(key.rgb[3 * k]);
+    pg[k] = static_cast<std::int16_t>(key.rgb[3 * k + 1]);
+    pb[k] = static_cast<std::int16_t>(key.rgb[3 * k + 2]);
+  }
+  auto absdiff = [](int a, int b) { return static_cast<std::int16_t>(a > b ? a - b : b - a); };
+  for (int r = 0; r < 256; r += 4) {
+    for (int g = 0; g < 256; g += 4) {
+      for (int k = 0; k < kColours; ++k) {
+        rg[k] = static_cast<std::int16_t>(absdiff(pr[k], r) + absdiff(pg[k], g));
+      }
+      for (int b = 0; b < 256; b += 4) {
+        std::int16_t best = 256 * 3 + 1;  // more than any distance, as in ALE
+        for (int k = 0; k < kColours; ++k) {
+          dist[k] = static_cast<std::int16_t>(rg[k] + absdiff(pb[k], b));
+          best = dist[k] < best ? dist[k] : best;
+        }
+        int first = 0;
+        while (dist[first] != best) ++first;  // the first minimum: a later tie never wins
+        *map++ = static_cast<std::uint8_t>(2 * first);
+      }
     }
   }
-  return static_cast<std::uint8_t>(best);
 }
 
 }  // namespace
@@ -124,14 +141,7 @@ void PhosphorBlend::makeAveragePalette() {
     }
     // ALE samples RGB space at every 4th value (the low two bits are dropped).
     tables->rgb_ntsc.resize(64 * 64 * 64);
-    std::uint8_t* map = tables->rgb_ntsc.data();
-    for (int r = 0; r < 64; ++r) {
-      for (int g = 0; g < 64; ++g) {
-        for (int b = 0; b < 64; ++b) {
-          *map++ = nearest_colour(key, 4 * r, 4 * g, 4 * b);
-        }
-      }
-    }
+    build_rgb_map(key, tables->rgb_ntsc.data());
     found = tables.get();
     if (cache().size() < kMaxCached) {
       cache().push_back(std::move(tables));
