@@ -71,7 +71,7 @@ int cp_ale_set_bool(ale::ALEInterface* ale, const char* key, int value) noexcept
 int cp_ale_load_rom(ale::ALEInterface* ale, const char* path) noexcept;
 
 // What a ROM offers, from ALE's table of games and without an emulator (a ROM
-// load costs ~0.1 s, mostly building the colour-averaging palette): its minimal
+// load costs ~6 ms, a whole console): its minimal
 // and full (legal) action sets (CP_ALE_NUM_ACTIONS entries always suffice), game
 // modes and difficulties.  Counts are set even when a capacity is too small
 // (then CP_ALE_ERR_ARG).  A missing or unknown ROM is CP_ALE_ERR_ROM.
