@@ -74,6 +74,10 @@ typedef struct {
   int64_t chunk;     /* ids a pop takes at most (set by the last push) */
   int64_t item_ns;   /* sync batches' recent cost per env, ns (0: not measured yet) */
   int back;          /* workers take from the back of the queue (a sync batch, see below) */
+  /* a sync batch of cheap envs as a range job (cp_async_post_range): envs [r_lo, r_hi) are
+   * unclaimed, r_done of r_n are finished; r_waiting: the caller sleeps on done_cv */
+  int64_t r_lo, r_hi, r_done, r_n, r_chunk;
+  int r_waiting;
   int stop;
 } cp_async;
 
@@ -89,6 +93,9 @@ static inline int cp_async_init(cp_async* q, int64_t cap) {
   q->work_head = q->work_len = q->done_head = q->done_len = q->done_want = q->item_ns = 0;
   q->chunk = 1;
   q->back = 0;
+  q->r_lo = q->r_hi = q->r_done = q->r_n = 0;
+  q->r_chunk = 1;
+  q->r_waiting = 0;
   q->stop = 0;
   pthread_mutex_init(&q->mu, NULL);
   pthread_cond_init(&q->work_cv, NULL);
@@ -169,16 +176,90 @@ static inline int64_t cp_take_work_back_locked(cp_async* q, int64_t* out) {
   return n;
 }
 
-/* Block until ids are queued and take up to a chunk of them into out (CP_CHUNK_MAX slots):
- * their count, or -1 once the queue is stopped. A worker's pop. */
+static inline int cp_range_pending(const cp_async* q) {
+  return __atomic_load_n(&q->r_hi, __ATOMIC_ACQUIRE) > __atomic_load_n(&q->r_lo, __ATOMIC_ACQUIRE);
+}
+
+/* A worker's bounded spin before it sleeps: until ids are queued, a range job has envs left
+ * or the queue stops (read without the lock: a hint only). */
+static inline void cp_spin_work(const cp_async* q) {
+  long until = cp_now_ns() + CP_SPIN_NS;
+  for (int k = 0;; k++) {
+    if (__atomic_load_n(&q->work_len, __ATOMIC_ACQUIRE) > 0 || cp_range_pending(q) ||
+        __atomic_load_n(&q->stop, __ATOMIC_ACQUIRE))
+      return;
+    cp_cpu_relax();
+    if ((k & 63) == 63 && cp_now_ns() > until) return;
+  }
+}
+
+/* Block until ids are queued or a range job has envs left. Ids: take up to a chunk of them
+ * into out (CP_CHUNK_MAX slots) and return their count; a range job: return 0 (claim its
+ * envs with cp_async_claim_range); -1 once the queue is stopped. A worker's pop. */
 static inline int64_t cp_async_pop_work(cp_async* q, int64_t* out) {
-  cp_spin_until(&q->work_len, 1, &q->stop);
+  cp_spin_work(q);
   pthread_mutex_lock(&q->mu);
-  while (q->work_len == 0 && !q->stop) pthread_cond_wait(&q->work_cv, &q->mu);
+  while (q->work_len == 0 && q->r_hi <= q->r_lo && !q->stop)
+    pthread_cond_wait(&q->work_cv, &q->mu);
   int64_t n = q->stop ? -1
+              : q->work_len == 0 ? 0
               : (q->back ? cp_take_work_back_locked(q, out) : cp_take_work_locked(q, out));
   pthread_mutex_unlock(&q->mu);
   return n;
+}
+
+/* A sync batch of every env, 0..n-1, each with its op already set, handed out as ranges of
+ * `chunk` envs instead of ids: one lock round trip per chunk and no id copied. Passing a
+ * 4096-env CartPole batch's ids through the rings cost more than stepping it: the caller
+ * wrote them, a worker read them, and its results went back the same way, every line
+ * crossing between the cores. The caller claims from the low end, the workers from the
+ * high end, so each env tends to stay on one core (see cp_async_push_sync). */
+static inline void cp_async_post_range(cp_async* q, int64_t n, int64_t chunk) {
+  pthread_mutex_lock(&q->mu);
+  q->r_chunk = chunk < 1 ? 1 : chunk;
+  q->r_n = n;
+  __atomic_store_n(&q->r_done, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&q->r_lo, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&q->r_hi, n, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&q->work_cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* Claim up to a chunk of the range job's envs, from the low end (low != 0: the caller) or
+ * the high end: their count (0: none left), the first in *first. */
+static inline int64_t cp_async_claim_range(cp_async* q, int low, int64_t* first) {
+  pthread_mutex_lock(&q->mu);
+  int64_t left = q->r_hi - q->r_lo;
+  int64_t n = left < q->r_chunk ? left : q->r_chunk;
+  if (n <= 0) {
+    n = 0;
+  } else if (low) {
+    *first = q->r_lo;
+    __atomic_store_n(&q->r_lo, q->r_lo + n, __ATOMIC_RELEASE);
+  } else {
+    __atomic_store_n(&q->r_hi, q->r_hi - n, __ATOMIC_RELEASE);
+    *first = q->r_hi;
+  }
+  pthread_mutex_unlock(&q->mu);
+  return n;
+}
+
+/* n envs of the range job are finished; the last wakes the caller if it sleeps. */
+static inline void cp_async_range_done(cp_async* q, int64_t n) {
+  pthread_mutex_lock(&q->mu);
+  __atomic_store_n(&q->r_done, q->r_done + n, __ATOMIC_RELEASE);
+  if (q->r_waiting && q->r_done >= q->r_n) pthread_cond_signal(&q->done_cv);
+  pthread_mutex_unlock(&q->mu);
+}
+
+/* Wait until every env of the range job is finished (or the queue stops). */
+static inline void cp_async_wait_range(cp_async* q) {
+  cp_spin_until(&q->r_done, q->r_n, &q->stop);
+  pthread_mutex_lock(&q->mu);
+  q->r_waiting = 1;
+  while (q->r_done < q->r_n && !q->stop) pthread_cond_wait(&q->done_cv, &q->mu);
+  q->r_waiting = 0;
+  pthread_mutex_unlock(&q->mu);
 }
 
 /* Take up to a chunk of queued ids (0 if none, at once): the caller of a sync batch works

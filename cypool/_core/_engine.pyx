@@ -336,11 +336,24 @@ cdef class Engine:
 
     cdef void run_with_team(self) noexcept nogil:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
-        cdef int64_t j, got
+        cdef int64_t j, got, first = 0
         cdef int64_t buf[CP_CHUNK_MAX]
         cdef int threads = self.num_workers + 1
         cdef long t0 = cp_now_ns()
         cdef uint8_t* ops = self.ops
+        cdef int64_t chunk = cp_async_sync_chunk(self.aq, n, threads)
+        if chunk > 1:
+            # cheap envs: the batch as ranges of envs (see cp_async_post_range)
+            cp_async_post_range(self.aq, n, chunk)
+            got = cp_async_claim_range(self.aq, 1, &first)
+            while got > 0:
+                for j in range(first, first + got):
+                    self.run_one(j, ops[j], CALLER_SLOT)
+                cp_async_range_done(self.aq, got)
+                got = cp_async_claim_range(self.aq, 1, &first)
+            cp_async_wait_range(self.aq)
+            cp_async_note_batch(self.aq, n, threads, cp_now_ns() - t0)
+            return
         # resets first: they can be long (ALE plays its start-up frames), and a long job taken
         # last leaves the other threads idle
         for i in range(n):
@@ -353,7 +366,7 @@ cdef class Engine:
             if ops[i] != OP_RESET and ops[i] != OP_NONE:
                 self.batch_ids[k] = i
                 k += 1
-        cp_async_push_sync(self.aq, self.batch_ids, k, cp_async_sync_chunk(self.aq, k, threads))
+        cp_async_push_sync(self.aq, self.batch_ids, k, 1)
         got = cp_async_try_pop_work(self.aq, buf)
         while got > 0:
             for j in range(got):
@@ -427,8 +440,9 @@ cdef class Engine:
             self.worker_loop(1 + threadid())
 
     cdef void worker_loop(self, int slot) noexcept nogil:
-        cdef int64_t k, got
+        cdef int64_t k, got, i, first = 0
         cdef int64_t buf[CP_CHUNK_MAX]
+        cdef uint8_t* ops = self.ops
         cdef int st
         if slot == 1:
             cp_store(&self.team_size, cp_team_size())
@@ -437,9 +451,17 @@ cdef class Engine:
         cp_add(&self.team_entered, 1)
         got = cp_async_pop_work(self.aq, buf)
         while got >= 0:
-            for k in range(got):
-                self.run_item(buf[k], slot)
-            cp_async_push_done(self.aq, buf, got)
+            if got == 0:                 # a sync batch's range job: claim from the high end
+                got = cp_async_claim_range(self.aq, 0, &first)
+                while got > 0:
+                    for i in range(first, first + got):
+                        self.run_one(i, ops[i], slot)
+                    cp_async_range_done(self.aq, got)
+                    got = cp_async_claim_range(self.aq, 0, &first)
+            else:
+                for k in range(got):
+                    self.run_item(buf[k], slot)
+                cp_async_push_done(self.aq, buf, got)
             got = cp_async_pop_work(self.aq, buf)
         if st == ST_OK:
             self.thread_fini(slot)
@@ -573,6 +595,15 @@ cdef class Engine:
             for i in range(self.num_envs):
                 self.ops[i] = OP_RESET if reset_done and self.done[i] else op
             self.run_all()
+
+    def _sync_plan(self):
+        """How the next sync batch of every env would run, from the cost measured so far:
+        "caller" (no team, or too cheap to wake it), "ranges" (cheap envs, handed out as
+        ranges) or "ids" (one env per queue item). For tests and profiling."""
+        cdef int threads = self.num_workers + 1
+        if self.aq == NULL or self.num_envs <= 1 or not cp_async_use_team(self.aq, self.num_envs):
+            return "caller"
+        return "ranges" if cp_async_sync_chunk(self.aq, self.num_envs, threads) > 1 else "ids"
 
     def failures(self, ids=None):
         """(env id, message) of the envs among `ids` (None: those with an op in ops_arr) whose
