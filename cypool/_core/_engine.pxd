@@ -139,6 +139,7 @@ cdef class Engine:
     cdef int caller_ready        # slot 0 initialised (and not yet finalised)
     cdef int64_t team_entered    # team threads past thread_init (atomic)
     cdef int64_t team_size       # threads the team's parallel region really has
+    cdef int64_t n_failed        # envs whose op failed since the last run_all began (atomic)
 
     # a family's hooks: per env (on thread slot `slot`), and once per thread slot
     cdef void row_of(self, Py_ssize_t i, EnvRow* r) noexcept nogil

@@ -272,6 +272,8 @@ cdef class Engine:
             self.info_kind[i] = INFO_RESET
             s.status = st
             self.done[i] = st != ST_OK
+            if st != ST_OK:
+                cp_fetch_add(&self.n_failed, 1)
             return
         self.trunc[i] = 0
         st = self.env_step(i, slot)
@@ -294,9 +296,13 @@ cdef class Engine:
                 self.info_kind[i] = INFO_RESET
                 self.done[i] = st != ST_OK
                 s.status = st
+                if st != ST_OK:
+                    cp_fetch_add(&self.n_failed, 1)
                 return
         self.done[i] = st != ST_OK or self.term[i] or self.trunc[i]
         s.status = st
+        if st != ST_OK:
+            cp_fetch_add(&self.n_failed, 1)
 
     cdef void end_episode(self, Py_ssize_t i) noexcept nogil:
         """Statistics of env i's finished episode (its running return/length are final)."""
@@ -325,6 +331,7 @@ cdef class Engine:
         cdef Py_ssize_t i, n = self.num_envs
         cdef uint8_t* ops = self.ops
         cdef long t0
+        cp_store(&self.n_failed, 0)
         if self.aq != NULL and n > 1 and cp_async_use_team(self.aq, n):
             self.run_with_team()
         else:
@@ -612,6 +619,8 @@ cdef class Engine:
         cdef const int64_t[::1] idv
         out = []
         if ids is None:
+            if cp_load(&self.n_failed) == 0:      # counted by run_one: nothing to scan
+                return out
             for i in range(n):
                 if self.ops[i] != OP_NONE and self.slots[i].status != ST_OK:
                     out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
