@@ -26,11 +26,13 @@
  * sleeps and an oversubscribed machine loses little. */
 #define CP_SPIN_NS 200000L
 
-/* A pop takes up to `chunk` ids at once. Taking one id costs two lock round trips (about
- * 0.1-0.3 us with the team contending), more than a classic-control env's whole step: sync
- * batches of cheap envs take chunks worth about CP_CHUNK_NS of stepping, judged from the
- * previous batches' cost per env, and never more than a quarter of a thread's share, so the
- * batch's tail stays balanced. Async sends keep chunk 1: results return one env at a time. */
+/* Claiming work costs two lock round trips (about 0.1-0.3 us with the team contending),
+ * more than a classic-control env's whole step: a sync batch of cheap envs is handed out in
+ * ranges (cp_async_post_range) of about CP_CHUNK_NS of stepping, judged from the previous
+ * batches' cost per env, and never more than a quarter of a thread's share, so the batch's
+ * tail stays balanced; when that is a single env, the batch goes out as one id per item.
+ * Async sends take one id at a time: results return one env at a time. A pop copies at most
+ * CP_CHUNK_MAX ids. */
 #define CP_CHUNK_NS 20000L
 #define CP_CHUNK_MAX 256
 
