@@ -57,7 +57,10 @@ find "$SRC" -type f ! -name '*.so' -delete
     } | grep -v -E '\.so$' | sort -u | tar -cf - -T - 2>/dev/null
 ) | tar -xpf - -C "$SRC"
 
-MODULES="cypool._core._openmp,cypool._core._engine,cypool.classic._cartpole,cypool.classic._mountain_car,cypool.classic._pendulum,cypool.mujoco._pool"
+MODULES="cypool._core._openmp,cypool._core._engine,cypool.mujoco._pool"
+for pyx in "$SRC"/cypool/classic/_*.pyx; do
+    MODULES="$MODULES,cypool.classic.$(basename "$pyx" .pyx)"
+done
 for pyx in "$SRC"/cypool/mujoco/tasks/*.pyx; do
     MODULES="$MODULES,cypool.mujoco.tasks.$(basename "$pyx" .pyx)"
 done
