@@ -153,5 +153,6 @@ cdef class Engine:
     cdef void save_final(self, Py_ssize_t i) noexcept nogil
     cdef void end_episode(self, Py_ssize_t i) noexcept nogil
     cdef void run_all(self) noexcept nogil
+    cdef void run_ranges(self, int low, int slot) noexcept nogil
     cdef void run_with_team(self) noexcept nogil
     cdef void worker_loop(self, int slot) noexcept nogil

@@ -341,9 +341,21 @@ cdef class Engine:
             if self.aq != NULL:
                 cp_async_note_batch(self.aq, n, 1, cp_now_ns() - t0)
 
+    cdef void run_ranges(self, int low, int slot) noexcept nogil:
+        """Claim and run chunks of the posted range job until none is left: from the low
+        end (the caller) or the high end (a worker)."""
+        cdef int64_t i, first = 0
+        cdef uint8_t* ops = self.ops
+        cdef int64_t got = cp_async_claim_range(self.aq, low, &first)
+        while got > 0:
+            for i in range(first, first + got):
+                self.run_one(i, ops[i], slot)
+            cp_async_range_done(self.aq, got)
+            got = cp_async_claim_range(self.aq, low, &first)
+
     cdef void run_with_team(self) noexcept nogil:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
-        cdef int64_t j, got, first = 0
+        cdef int64_t j, got
         cdef int64_t buf[CP_CHUNK_MAX]
         cdef int threads = self.num_workers + 1
         cdef long t0 = cp_now_ns()
@@ -352,12 +364,7 @@ cdef class Engine:
         if chunk > 1:
             # cheap envs: the batch as ranges of envs (see cp_async_post_range)
             cp_async_post_range(self.aq, n, chunk)
-            got = cp_async_claim_range(self.aq, 1, &first)
-            while got > 0:
-                for j in range(first, first + got):
-                    self.run_one(j, ops[j], CALLER_SLOT)
-                cp_async_range_done(self.aq, got)
-                got = cp_async_claim_range(self.aq, 1, &first)
+            self.run_ranges(1, CALLER_SLOT)
             cp_async_wait_range(self.aq)
             cp_async_note_batch(self.aq, n, threads, cp_now_ns() - t0)
             return
@@ -447,9 +454,8 @@ cdef class Engine:
             self.worker_loop(1 + threadid())
 
     cdef void worker_loop(self, int slot) noexcept nogil:
-        cdef int64_t k, got, i, first = 0
+        cdef int64_t k, got
         cdef int64_t buf[CP_CHUNK_MAX]
-        cdef uint8_t* ops = self.ops
         cdef int st
         if slot == 1:
             cp_store(&self.team_size, cp_team_size())
@@ -459,12 +465,7 @@ cdef class Engine:
         got = cp_async_pop_work(self.aq, buf)
         while got >= 0:
             if got == 0:                 # a sync batch's range job: claim from the high end
-                got = cp_async_claim_range(self.aq, 0, &first)
-                while got > 0:
-                    for i in range(first, first + got):
-                        self.run_one(i, ops[i], slot)
-                    cp_async_range_done(self.aq, got)
-                    got = cp_async_claim_range(self.aq, 0, &first)
+                self.run_ranges(0, slot)
             else:
                 for k in range(got):
                     self.run_item(buf[k], slot)
