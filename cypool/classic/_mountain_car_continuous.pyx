@@ -100,6 +100,17 @@ def _goal_type(g):
     return (T32 if isinstance(g, np.float32) else T64) if isinstance(g, np.generic) else TPY
 
 
+cdef inline void _bound(double* x, int* t, double low, double high) noexcept nogil:
+    """gymnasium's `if x > high: x = high` then `if x < low: x = low`, with numpy's
+    comparison in x's type; a bound taken is a Python float (TPY)."""
+    if _gt(x[0], high, _join(t[0], TPY)):
+        x[0] = high
+        t[0] = TPY
+    if _lt(x[0], low, _join(t[0], TPY)):
+        x[0] = low
+        t[0] = TPY
+
+
 cdef class MountainCarContinuousPool(Engine):
     """num_envs MountainCarContinuous envs (cypool.api pool; registered by cypool.classic)."""
     cdef double* state            # (num_envs, 2): position, velocity
@@ -188,21 +199,11 @@ cdef class MountainCarContinuousPool(Engine):
         t = _join(tv, _join(tf, TPY))
         v = _add(v, dv, t)
         tv = t
-        if _gt(v, 0.07, _join(tv, TPY)):
-            v = 0.07
-            tv = TPY
-        if _lt(v, -0.07, _join(tv, TPY)):
-            v = -0.07
-            tv = TPY
+        _bound(&v, &tv, -0.07, 0.07)
         t = _join(tp, tv)
         p = _add(p, v, t)
         tp = t
-        if _gt(p, 0.6, _join(tp, TPY)):
-            p = 0.6
-            tp = TPY
-        if _lt(p, -1.2, _join(tp, TPY)):
-            p = -1.2
-            tp = TPY
+        _bound(&p, &tp, -1.2, 0.6)
         if _eq(p, -1.2, _join(tp, TPY)) and v < 0:
             v = 0.0
             tv = TPY
