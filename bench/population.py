@@ -44,9 +44,10 @@ ROOT = os.path.dirname(HERE)
 TARGET = 1.1
 
 
-def _example():
-    path = os.path.join(ROOT, "examples", "pbt_pendulum.py")
-    spec = importlib.util.spec_from_file_location("pbt_pendulum", path)
+def _example(name="pbt_pendulum"):
+    """examples/<name>.py as a module."""
+    path = os.path.join(ROOT, "examples", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -243,14 +244,6 @@ def bench_training(task, E, pops, threads, rounds, horizon, D, est):
             samples, ratios)
 
 
-def _td3_example():
-    path = os.path.join(ROOT, "examples", "pbt_td3.py")
-    spec = importlib.util.spec_from_file_location("pbt_td3", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def bench_learner(args):
     """examples/pbt_td3.py --bench with this command's --quick, --populations, --rounds,
     --threads, --json and --plot."""
@@ -265,7 +258,7 @@ def bench_learner(args):
         argv += ["--json", args.json]
     if args.plot:
         argv += ["--plot", args.plot]
-    _td3_example().main(argv)
+    _example("pbt_td3").main(argv)
     return 0
 
 
