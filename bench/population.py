@@ -18,7 +18,9 @@ Populations of P members with E envs each, for P = 1, 2, 4, 8, 16:
 ``--learner`` runs instead the population *learner* benchmark of examples/pbt_td3.py
 (``--bench`` there): seconds per TD3 training iteration (env steps + updates) for P members
 trained by one batched learner on one pool, against P sequential one-agent learners, with the
-share of policy inference, env stepping, buffer inserts and updates.
+share of policy inference, env stepping, buffer inserts and updates, and the arithmetic floor
+(what P members would cost if they added only their env steps and their updates' matrix
+products, at torch's speed on those shapes and at the core's large-matrix speed).
 
 Every configuration is timed in each of ``--rounds`` interleaved rounds (the order reversed
 every other round, so drift hits all alike); the medians (or, with ``--estimator min``, the

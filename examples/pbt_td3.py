@@ -61,7 +61,9 @@ core, as docs/usage.md advises for small networks: stepping and learning take tu
 Writes ``<out>.png`` (per-member fitness and the hyperparameter lineage) and
 ``<out>_lineage.json``, prints the best and mean fitness per PBT round, a random policy's
 return for comparison, and per-member ``evaluate()`` results at the end. ``--bench`` times
-one iteration for P = 1, 2, 4, 8, 16 against P sequential one-agent learners (also
+one iteration for P = 1, 2, 4, 8, 16 against P sequential one-agent learners, and the
+arithmetic floor: the cost if the extra members added only their env steps and their
+updates' matrix products (:func:`update_matmuls`, :func:`sgemm_rate`) (also
 ``python -m bench.population --learner``).
 """
 from __future__ import annotations
@@ -636,6 +638,76 @@ def train(args):
             "rounds": rounds, "copies": copies}
 
 
+# ---------------------------------------------------------------------- arithmetic floor
+def _matmul_flops(func, args):
+    """Multiply-adds x 2 of one bmm / baddbmm / mm / addmm call."""
+    x, y = (args[1], args[2]) if func.overloadpacket in (torch.ops.aten.baddbmm,
+                                                          torch.ops.aten.addmm) else args[:2]
+    batch = x.shape[0] if x.ndim == 3 else 1
+    return 2 * batch * x.shape[-2] * x.shape[-1] * y.shape[-1]
+
+
+def update_matmuls(agent, reps=30):
+    """The matrix products of one update alone: ``(seconds, flops)`` per update.
+
+    ``policy_delay`` updates (one of them steps the actors too) run under a dispatch mode
+    that records every matrix product torch dispatches for them, forward and backward, with
+    copies of its operands (same shapes and strides); the recorded products are then
+    replayed on those copies, ``reps`` times, and the median divided by ``policy_delay``.
+    This is what an update would cost if nothing but its matrix products existed, at the
+    speed torch's own kernels reach on these shapes. The agent's state moves on by those
+    updates."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    products = (torch.ops.aten.bmm, torch.ops.aten.baddbmm, torch.ops.aten.mm,
+                torch.ops.aten.addmm)
+
+    def copy(x):
+        return x.detach().clone() if isinstance(x, torch.Tensor) else x
+
+    class Record(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func.overloadpacket in products:
+                self.calls.append((func, [copy(a) for a in args],
+                                   {k: copy(v) for k, v in kwargs.items()}))
+            return func(*args, **kwargs)
+
+    d = agent.policy_delay
+    with Record() as rec:
+        for _ in range(d):
+            agent.update()
+    calls = rec.calls
+    per = []
+    with torch.no_grad():
+        for r in range(reps + 3):
+            t0 = time.perf_counter()
+            for func, a, kw in calls:
+                func(*a, **kw)
+            if r >= 3:                       # three warm-up replays
+                per.append(time.perf_counter() - t0)
+    flops = sum(_matmul_flops(func, a) for func, a, _ in calls)
+    return statistics.median(per) / d, flops / d
+
+
+def sgemm_rate(n=1024, reps=20):
+    """FLOP/s of one large float32 matrix product (``n x n @ n x n``, torch.mm) on torch's
+    current threads: the speed this core's BLAS reaches where shapes do not hold it back."""
+    a = torch.randn(n, n)
+    b = torch.randn(n, n)
+    per = []
+    for r in range(reps + 3):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        if r >= 3:
+            per.append(time.perf_counter() - t0)
+    return 2 * n ** 3 / statistics.median(per)
+
+
 # ---------------------------------------------------------------------- benchmark
 def bench(args):
     """Seconds per training iteration for each P: the batched learner (one pool, one
@@ -677,16 +749,18 @@ def bench(args):
         return dt, phases
 
     res = {P: {"batched": [], "sequential": [], "ratio": [], "seq_ratio": [],
-               "phases": []} for P in pops}
+               "phases": [], "one": [], "one_env": []} for P in pops}
     for r in range(rounds):
         for P in (pops if r % 2 == 0 else pops[::-1]):
             sys.stderr.write(f"\rround {r + 1}/{rounds} P={P}   ")
             sys.stderr.flush()
-            a, _ = timed([one])            # one agent just before and after: same load
+            a, a_ph = timed([one])         # one agent just before and after: same load
             b, ph = timed([batched[P]])
             s, _ = timed(singles[:P])
-            c, _ = timed([one])
+            c, c_ph = timed([one])
             base = (a + c) / 2
+            res[P]["one"].append(base)
+            res[P]["one_env"].append((a_ph["env step"] + c_ph["env step"]) / 2)
             res[P]["batched"].append(b)
             res[P]["sequential"].append(s)
             res[P]["ratio"].append(b / base)
@@ -695,6 +769,11 @@ def bench(args):
     sys.stderr.write("\n")
     for ln in list(batched.values()) + singles:
         ln.pop.close()
+    # the arithmetic floor: each learner's update's matrix products alone, and this core's
+    # large-matrix speed
+    matmuls = {P: update_matmuls(batched[P].agent) for P in pops}
+    matmul_one = matmuls[1] if 1 in matmuls else update_matmuls(one.agent)
+    rate = sgemm_rate()
     med = statistics.median
     table = {}
     for P in pops:
@@ -702,6 +781,15 @@ def bench(args):
         table[P] = {"batched": med(x["batched"]), "sequential": med(x["sequential"]),
                     "ratio": med(x["ratio"]), "seq_ratio": med(x["seq_ratio"]),
                     "phases": {k: med(p[k] for p in x["phases"]) for k in Learner.PHASES}}
+        # x one agent if the extra members cost only their env steps and their updates'
+        # matrix products: at torch's speed on these shapes, and at the large-matrix speed
+        one_s = med(x["one"])
+        more_env = table[P]["phases"]["env step"] - med(x["one_env"])
+        more_s = updates * (matmuls[P][0] - matmul_one[0])
+        more_flops = updates * (matmuls[P][1] - matmul_one[1])
+        table[P]["matmul_s"], table[P]["matmul_flops"] = matmuls[P]
+        table[P]["floor_torch"] = (one_s + more_env + more_s) / one_s
+        table[P]["floor_sgemm"] = (one_s + more_env + more_flops / rate) / one_s
     targets = {8: 2.0, 16: 3.5}
     print(f"## Batched TD3 population: seconds per iteration ({TASK})\n")
     print(f"One iteration: {steps} batch steps of the P·{E}-env pool (batched policy call, "
@@ -725,6 +813,22 @@ def bench(args):
               f"{t['sequential']:.3f} | {t['seq_ratio']:.2f} | "
               f"{t['sequential'] / t['batched']:.2f} | "
               + " | ".join(f"{ph[k] / tot:.0%}" for k in Learner.PHASES) + " |")
+    print()
+    print(f"The arithmetic floor: x one agent if the extra members cost nothing but their env "
+          f"steps (as measured above) and their updates' matrix products, either at the speed "
+          f"torch's kernels reach on them (recorded from real updates and replayed alone) or "
+          f"at this core's large-matrix speed ({rate / 1e9:.0f} GFLOP/s, a 1024x1024 "
+          f"torch.mm); every other part of the update (activations, losses, Adam) taken as "
+          f"free.\n")
+    print("| P | matrix products per update | MFLOP | GFLOP/s | floor at torch's kernels | "
+          "floor at large-matrix speed | target |")
+    print("|---:|---:|---:|---:|---:|---:|:---:|")
+    for P in pops:
+        t = table[P]
+        tgt = targets.get(P)
+        print(f"| {P} | {t['matmul_s'] * 1e3:.2f} ms | {t['matmul_flops'] / 1e6:.1f} | "
+              f"{t['matmul_flops'] / t['matmul_s'] / 1e9:.0f} | {t['floor_torch']:.2f} | "
+              f"{t['floor_sgemm']:.2f} | {'' if tgt is None else f'≤ {tgt}'} |")
     print()
     if args.plot:
         bench_plot(args.plot, pops, table, targets, E, steps, updates, args)
@@ -764,6 +868,10 @@ def bench_plot(path, pops, table, targets, E, steps, updates, args):
     ax2.plot(pops, [table[P]["ratio"] for P in pops], "o-", label="batched")
     ax2.plot(pops, [table[P]["seq_ratio"] for P in pops], "^--", color="k",
              label="P sequential")
+    ax2.plot(pops, [table[P]["floor_torch"] for P in pops], ":", color="#dd8452",
+             label="floor: matmuls at torch's speed")
+    ax2.plot(pops, [table[P]["floor_sgemm"] for P in pops], ":", color="#8172b2",
+             label="floor: matmuls at large-matrix speed")
     ax2.plot(list(targets), list(targets.values()), "r*", ms=10, label="target")
     ax2.set_xscale("log", base=2)
     ax2.set_yscale("log", base=2)

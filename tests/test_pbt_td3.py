@@ -2,6 +2,7 @@
 plain torch.nn / torch.optim.Adam TD3, per-member replay buffers, the exploit copy, and the
 example's --quick run."""
 import importlib.util
+import math
 import os
 import subprocess
 import sys
@@ -372,6 +373,30 @@ def test_cli_refuses_bad_flags():
     assert proc.returncode == 2 and "comma-separated" in proc.stderr
 
 
+# ---------------------------------------------------------------------- the arithmetic floor
+def test_update_matmuls_records_every_matrix_product():
+    """update_matmuls records the products of real updates, forward and backward: their
+    multiply-adds equal a count from the layer shapes, made here independently."""
+    P, B, (h1, h2) = 3, 8, (16, 12)
+    ag = filled(P=P, hidden=(h1, h2), batch=B)
+    before = ag.updates
+    seconds, flops = td3.update_matmuls(ag, reps=3)
+    assert ag.updates == before + ag.policy_delay == before + 2
+    assert seconds > 0
+    I = OBS + ACT
+
+    def mac(*dims):                                 # 2 x batch x product of the dims
+        return 2 * B * math.prod(dims)
+    actor_fwd = P * (mac(OBS, h1) + mac(h1, h2) + mac(h2, ACT))
+    critics_fwd = 2 * P * (mac(I, h1) + mac(h1, h2))            # heads are mul + sum
+    critics_bwd = 2 * P * (2 * mac(h1, h2) + mac(I, h1))        # no input gradient
+    critic_step = actor_fwd + 2 * critics_fwd + critics_bwd     # targets, online, backward
+    actor_step = (actor_fwd + P * (mac(I, h1) + mac(h1, h2))    # actor and Q1 forward
+                  + P * (mac(h1, h2) + mac(h1, I))              # Q1's input gradients
+                  + P * (2 * mac(h2, ACT) + 2 * mac(h1, h2) + mac(OBS, h1)))
+    assert flops == critic_step + actor_step / 2
+
+
 # ---------------------------------------------------------------------- the example runs
 def test_quick_mode_runs(tmp_path):
     out = tmp_path / "quick"
@@ -383,3 +408,15 @@ def test_quick_mode_runs(tmp_path):
     assert '"hyperparams"' in lineage
     rows = [ln for ln in proc.stdout.splitlines() if ln.strip().split(" ")[0] in ("0", "1")]
     assert len(rows) >= 4                           # 2 PBT rounds + 2 members' evaluations
+
+
+def test_bench_quick_prints_the_table_and_the_floor():
+    proc = _run("--bench", "--quick")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "| P | batched s/iter | x one agent |" in out
+    rows = [ln.split("|")[1:-1] for ln in out.splitlines()
+            if ln.startswith("| ") and "ms |" in ln]
+    assert [int(r[0]) for r in rows] == [1, 2]
+    for r in rows:                      # floors at torch's kernels and large-matrix speed
+        assert 0.5 < float(r[4]) < 10 and 0.5 < float(r[5]) < 10
