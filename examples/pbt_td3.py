@@ -682,16 +682,14 @@ def update_matmuls(agent, reps=30):
         for _ in range(d):
             agent.update()
     calls = rec.calls
-    per = []
+
+    def replay():
+        for func, a, kw in calls:
+            func(*a, **kw)
     with torch.no_grad():
-        for r in range(reps + 3):
-            t0 = time.perf_counter()
-            for func, a, kw in calls:
-                func(*a, **kw)
-            if r >= 3:                       # three warm-up replays
-                per.append(time.perf_counter() - t0)
+        seconds = _median_seconds(replay, reps)
     flops = sum(_matmul_flops(func, a) for func, a, _ in calls)
-    return statistics.median(per) / d, flops / d
+    return seconds / d, flops / d
 
 
 def sgemm_rate(n=1024, reps=20):
@@ -699,13 +697,19 @@ def sgemm_rate(n=1024, reps=20):
     current threads: the speed this core's BLAS reaches where shapes do not hold it back."""
     a = torch.randn(n, n)
     b = torch.randn(n, n)
+    return 2 * n ** 3 / _median_seconds(lambda: torch.mm(a, b), reps)
+
+
+def _median_seconds(fn, reps, warmup=3):
+    """Median wall time of ``reps`` calls of fn, after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
     per = []
-    for r in range(reps + 3):
+    for _ in range(reps):
         t0 = time.perf_counter()
-        torch.mm(a, b)
-        if r >= 3:
-            per.append(time.perf_counter() - t0)
-    return 2 * n ** 3 / statistics.median(per)
+        fn()
+        per.append(time.perf_counter() - t0)
+    return statistics.median(per)
 
 
 # ---------------------------------------------------------------------- benchmark
