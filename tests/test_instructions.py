@@ -16,6 +16,9 @@ from cypool import instructions as ci
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NO_VALGRIND = ci.valgrind_available()
+if NO_VALGRIND is None and os.environ.get("CYPOOL_SANITIZER") == "asan":
+    # tools/sanitize.sh preloads libasan, which valgrind cannot run; the normal run counts
+    NO_VALGRIND = "not under AddressSanitizer (valgrind cannot run its preloaded runtime)"
 needs_valgrind = pytest.mark.skipif(NO_VALGRIND is not None,
                                     reason=f"needs valgrind: {NO_VALGRIND}")
 

@@ -3,7 +3,8 @@
 #
 # Usage:
 #   tools/sanitize.sh [pytest args...]        # default: the suite (soak tests excluded, and
-#                                             # the speed and notebook tests, see below)
+#                                             # the speed and notebook tests, see below); CI
+#                                             # runs this default
 #   tools/sanitize.sh tests/test_property.py  # a subset
 #
 # What it does:
