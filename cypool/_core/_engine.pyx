@@ -60,6 +60,13 @@ cdef inline char* _data(object a):
     return <char*> cnp.PyArray_DATA(<cnp.ndarray> a)
 
 
+cdef inline void _set_status(Slot* s, int st, int64_t* n_failed) noexcept nogil:
+    """An env's op finished with status st; a failure is counted (Engine.failures)."""
+    s.status = st
+    if st != ST_OK:
+        cp_fetch_add(n_failed, 1)
+
+
 cdef void _mark(const int64_t* items, Py_ssize_t n, Py_ssize_t group_size, uint8_t* flags,
                 uint8_t value) noexcept nogil:
     """flags[env] = value for every env of these queue items (an env id, or -(g + 1) for the
@@ -270,10 +277,8 @@ cdef class Engine:
             self.ep_ret[i] = 0.0
             self.ep_len[i] = 0
             self.info_kind[i] = INFO_RESET
-            s.status = st
             self.done[i] = st != ST_OK
-            if st != ST_OK:
-                cp_fetch_add(&self.n_failed, 1)
+            _set_status(s, st, &self.n_failed)
             return
         self.trunc[i] = 0
         st = self.env_step(i, slot)
@@ -295,14 +300,10 @@ cdef class Engine:
                 self.ep_len[i] = 0
                 self.info_kind[i] = INFO_RESET
                 self.done[i] = st != ST_OK
-                s.status = st
-                if st != ST_OK:
-                    cp_fetch_add(&self.n_failed, 1)
+                _set_status(s, st, &self.n_failed)
                 return
         self.done[i] = st != ST_OK or self.term[i] or self.trunc[i]
-        s.status = st
-        if st != ST_OK:
-            cp_fetch_add(&self.n_failed, 1)
+        _set_status(s, st, &self.n_failed)
 
     cdef void end_episode(self, Py_ssize_t i) noexcept nogil:
         """Statistics of env i's finished episode (its running return/length are final)."""
