@@ -659,6 +659,7 @@ def update_matmuls(agent, reps=30):
     updates."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
+    reps = _positive_int("reps", reps)
     products = (torch.ops.aten.bmm, torch.ops.aten.baddbmm, torch.ops.aten.mm,
                 torch.ops.aten.addmm)
 
@@ -695,6 +696,7 @@ def update_matmuls(agent, reps=30):
 def sgemm_rate(n=1024, reps=20):
     """FLOP/s of one large float32 matrix product (``n x n @ n x n``, torch.mm) on torch's
     current threads: the speed this core's BLAS reaches where shapes do not hold it back."""
+    n, reps = _positive_int("n", n), _positive_int("reps", reps)
     a = torch.randn(n, n)
     b = torch.randn(n, n)
     return 2 * n ** 3 / _median_seconds(lambda: torch.mm(a, b), reps)

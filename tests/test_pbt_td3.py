@@ -395,6 +395,14 @@ def test_update_matmuls_records_every_matrix_product():
                   + P * (mac(h1, h2) + mac(h1, I))              # Q1's input gradients
                   + P * (2 * mac(h2, ACT) + 2 * mac(h1, h2) + mac(OBS, h1)))
     assert flops == critic_step + actor_step / 2
+    # bad counts are refused before any update runs
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="reps must be a positive int"):
+            td3.update_matmuls(ag, reps=bad)
+    assert ag.updates == before + 2
+    with pytest.raises(ValueError, match="n must be a positive int"):
+        td3.sgemm_rate(n=0)
+    assert td3.sgemm_rate(n=64, reps=2) > 0
 
 
 # ---------------------------------------------------------------------- the example runs
