@@ -273,11 +273,27 @@ def _cmake_cache_value(build, key):
     return ""
 
 
+def _find_cmake():
+    """The first cmake on PATH that runs. A pip-installed cmake's console script can come
+    first on PATH yet fail inside pip's isolated build environment (its Python module is not
+    importable there), so each candidate is asked for its version."""
+    seen = set()
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        cmake = shutil.which("cmake", path=folder) if folder else None
+        if cmake is None or os.path.realpath(cmake) in seen:
+            continue
+        seen.add(os.path.realpath(cmake))
+        try:
+            subprocess.run([cmake, "--version"], check=True, capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        return cmake
+    raise AleBuildError("no working cmake found on PATH: install it (pip install cmake, or your "
+                        "system's package, e.g. apt-get install cmake) to build ALE")
+
+
 def _build(cache, install, jobs, verbose):
-    cmake = shutil.which("cmake")
-    if cmake is None:
-        raise AleBuildError("cmake not found: install it (pip install cmake, or your system's "
-                            "package) to build ALE")
+    cmake = _find_cmake()
     with tempfile.TemporaryDirectory(prefix="build-", dir=cache) as work:
         work = Path(work)
         source = _source_tree(cache, work, verbose)
