@@ -4,6 +4,7 @@ range a ValueError, and both name the argument. Nothing else in cypool hand-writ
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -89,3 +90,32 @@ def check_timeout(timeout) -> None:
                         f"{type(timeout).__name__}")
     if not timeout >= 0:        # negative or NaN
         raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+
+
+def env_id_of(env_id) -> str:
+    """``env_id`` without gymnasium's ``cypool/`` namespace (a TypeError if not a str)."""
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
+    return env_id[len("cypool/"):] if env_id.startswith("cypool/") else env_id
+
+
+def check_num_envs(num_envs) -> int:
+    return check_int("num_envs", num_envs, 1)
+
+
+def env_kwargs_list(env_kwargs, n):
+    """env_kwargs as n dicts with str keys (None: n empty dicts)."""
+    if env_kwargs is None:
+        return [{} for _ in range(n)]
+    if isinstance(env_kwargs, (dict, str)) or not isinstance(env_kwargs, Sequence):
+        raise TypeError("env_kwargs must be a list of num_envs dicts (or None)")
+    if len(env_kwargs) != n:
+        raise ValueError(f"env_kwargs must have num_envs={n} entries, got {len(env_kwargs)}")
+    out = []
+    for i, d in enumerate(env_kwargs):
+        d = {} if d is None else d
+        if not isinstance(d, dict) or any(not isinstance(k, str) for k in d):
+            raise TypeError(f"env_kwargs[{i}] must be a dict of kwarg names (str) to values "
+                            f"or None, got {d!r}")
+        out.append(dict(d))
+    return out

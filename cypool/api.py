@@ -46,7 +46,7 @@ from typing import Any, Callable
 import gymnasium as gym
 import numpy as np
 
-from cypool import families
+from cypool import registry
 from cypool.errors import check_known_kwargs
 from cypool._validate import check_discrete_actions, check_int, is_int, is_number
 
@@ -153,7 +153,7 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     if api_version != API_VERSION:
         raise ValueError(f"register_env: {env_id} was written for cypool env API version "
                          f"{api_version}; this cypool implements {API_VERSION}")
-    if env_id in families.list_envs():
+    if env_id in registry.list_envs():
         raise ValueError(f"register_env: {env_id!r} is already served")
     if not (isinstance(pool, str) and ":" in pool) and not isinstance(pool, type):
         raise TypeError("register_env: pool must be an Engine subclass or 'module:Class'")
@@ -183,7 +183,7 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     spec = EnvSpec(env_id, pool, observation_space, action_space, defaults, max_episode_steps,
                    info, check_kwargs, {"render_modes": [], "render_fps": render_fps})
     spec_kwargs(spec, {})         # the defaults themselves must pass
-    families.register_family(_family_name(env_id), env_ids=lambda: [env_id],
+    registry.register_family(_family_name(env_id), env_ids=lambda: [env_id],
                              make=functools.partial(EnvFamily, spec),
                              default_max_episode_steps=lambda _id: spec.max_episode_steps,
                              module=module)
@@ -194,7 +194,7 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
 
 def unregister_env(env_id: str) -> None:
     """Forget an id registered with register_env (also in gymnasium's registry)."""
-    families.unregister_family(_family_name(env_id))
+    registry.unregister_family(_family_name(env_id))
     gym.registry.pop(f"cypool/{env_id}", None)
 
 
@@ -250,7 +250,7 @@ def _eq(x, y):
 
 
 class EnvFamily:
-    """The family (cypool.families.Family) of one register_env id."""
+    """The family (cypool.registry.Family) of one register_env id."""
 
     def __init__(self, spec: EnvSpec, env_id, num_envs, num_threads, max_episode_steps, kwargs,
                  member_kwargs=None):

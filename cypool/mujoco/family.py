@@ -81,7 +81,7 @@ def register_task(env_id: str, module: str) -> None:
     """
     if not isinstance(env_id, str) or not env_id:
         raise TypeError("register_task: env_id must be a non-empty str")
-    from cypool.families import list_envs
+    from cypool.registry import list_envs
     if env_id in TASKS or env_id in list_envs():
         raise ValueError(f"register_task: {env_id!r} is already served")
     mod = importlib.import_module(module)
