@@ -119,3 +119,57 @@ def env_kwargs_list(env_kwargs, n):
                             f"or None, got {d!r}")
         out.append(dict(d))
     return out
+
+
+# ---------------------------------------------------------------------------- kwarg kinds
+def _kind_bool(v):
+    return bool(v) if isinstance(v, (bool, np.bool_)) else None
+
+
+def _kind_int(v):
+    return int(v) if is_int(v) else None
+
+
+def _kind_number(v):
+    return float(v) if is_number(v) else None
+
+
+def _kind_str(v):
+    return v if isinstance(v, str) else None
+
+
+# name -> (converter returning None for a value of another kind, what the error calls it)
+KWARG_KINDS = {
+    "bool": (_kind_bool, "a bool"),
+    "int": (_kind_int, "an int"),
+    "number": (_kind_number, "a number"),
+    "str": (_kind_str, "a str"),
+    "any": (lambda v: v, "anything"),
+}
+
+
+def kind_of_default(default) -> str:
+    """The kind a kwarg takes from its default's type (None and other types: "any")."""
+    if isinstance(default, (bool, np.bool_)):
+        return "bool"
+    if is_int(default):
+        return "int"
+    if is_number(default):
+        return "number"
+    if isinstance(default, str):
+        return "str"
+    return "any"
+
+
+def check_kwarg(env_id, name, value, default, kind=None):
+    """``value`` of kwarg ``name`` converted to its kind (bool, int, float, str; "any" as it
+    is), or a TypeError naming the env and the kwarg. A None value is accepted where the
+    default is None."""
+    kind = kind or kind_of_default(default)
+    if value is None and default is None:
+        return None
+    convert, what = KWARG_KINDS[kind]
+    out = convert(value)
+    if out is None and kind != "any":
+        raise TypeError(f"{env_id}: {name} must be {what}, got {value!r}")
+    return out

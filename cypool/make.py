@@ -149,6 +149,8 @@ def local_vec(req: Request, *, seed=None, copy=True, batch_size=None,
     env = VectorEnv(fam, env_id=req.env_id, seed=seed, autoreset_mode=req.autoreset_mode,
                     copy=copy, batch_size=batch_size)
     env.render_mode = render_mode
+    if render_mode is not None and hasattr(fam, "set_render_mode"):
+        fam.set_render_mode(render_mode)      # a family with several modes renders the pool's
     try:
         for i, lim in enumerate(req.limits):
             if lim != req.max_episode_steps:

@@ -34,7 +34,7 @@ from gymnasium.vector.utils import batch_space
 from cypool.errors import ClosedEnvError
 from cypool._validate import check_int, check_limit, is_int
 from cypool.make import request
-from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only
+from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, map_obs
 
 __all__ = ["make_population", "PopulationEnv"]
 
@@ -206,7 +206,10 @@ class PopulationEnv:
         return mask
 
     def _pe(self, a):
-        """(N, ...) -> (P, E, ...) view; fresh copy first when copy=True."""
+        """(N, ...) -> (P, E, ...) view (each array of a Tuple or Dict observation); fresh
+        copy first when copy=True."""
+        if not isinstance(a, np.ndarray):
+            return map_obs(a, self._pe)
         if self.copy:
             a = a.copy()
         return a.reshape((self.population_size, self.envs_per_member) + a.shape[1:])
@@ -472,8 +475,8 @@ class PopulationEnv:
         members, out = self.vec._recv_members(self.member_batch, timeout)
         self._last_members = members
         B, E = len(members), self.envs_per_member
-        arrays = [(x.copy() if self.copy else x).reshape((B, E) + x.shape[1:])
-                  for x in out[:4]]
+        arrays = [map_obs(x, lambda a: (a.copy() if self.copy else a).reshape(
+            (B, E) + a.shape[1:])) for x in out[:4]]
         info = self._info_pe(out[4], members)
         info["member_id"] = members.copy()
         return (*arrays, info)

@@ -317,6 +317,10 @@ class RayVectorEnv(VectorEnv):
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]
+        if isinstance(d0["single_observation_space"], (gym.spaces.Tuple, gym.spaces.Dict)):
+            self.close()
+            raise ValueError(f"cypool: backend='ray' does not serve {env_id}'s Tuple or Dict "
+                             "observations yet; use backend='local'")
         self.single_observation_space = d0["single_observation_space"]
         self.single_action_space = d0["single_action_space"]
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
