@@ -46,7 +46,7 @@ def _variant_key(kwargs):
     rp = kwargs["rainy_probability"]
     if not isinstance(rp, (int, float, np.integer, np.floating)) or isinstance(rp, bool):
         raise TypeError(f"Taxi: rainy_probability must be a number, got {rp!r}")
-    return (True, float(rp)) if kwargs["is_rainy"] else (False, None)
+    return (True, float(rp)) if kwargs["is_rainy"] else (False, 0.8)   # dry: rp unused
 
 
 def _fickle(kwargs):
