@@ -146,7 +146,8 @@ def drive(env_id, kw_per_env, s, steps, pool_kw=None, counters=None):
     ("Taxi-v4", None, [{}, {"is_rainy": True}, {"fickle_passenger": True},
                        {"is_rainy": True, "fickle_passenger": True},
                        {"is_rainy": True, "fickle_passenger": True, "rainy_probability": 0.6,
-                        "fickle_probability": 0.9}]),
+                        "fickle_probability": 0.9},
+                       {"fickle_passenger": True, "fickle_probability": 1.0}]),
     ("Blackjack-v1", None, [{}, {"sab": False}, {"sab": False, "natural": True},
                             {"natural": True}]),
 ])
@@ -306,7 +307,7 @@ def test_make_vec_matches_gymnasium(env_id, kw):
 
     register()
     n = 4
-    env = cypool.make_vec(env_id, n, num_threads=1, **kw)
+    env = cypool.make_vec(env_id, n, num_threads=2, **kw)   # the worker team too
     ref = gym.make_vec(env_id, n, vectorization_mode="sync", **kw)
     try:
         assert env.single_observation_space == ref.single_observation_space
