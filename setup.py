@@ -135,6 +135,11 @@ extensions = [
     core_ext("cypool.classic._mountain_car_continuous",
              ["cypool/classic/_mountain_car_continuous.pyx"], random=True,
              flags=["-fno-builtin-pow", "-fno-tree-slp-vectorize"]),
+    core_ext("cypool.toy_text._frozen_lake", ["cypool/toy_text/_frozen_lake.pyx"], random=True),
+    core_ext("cypool.toy_text._taxi", ["cypool/toy_text/_taxi.pyx"], random=True),
+    core_ext("cypool.toy_text._cliff_walking", ["cypool/toy_text/_cliff_walking.pyx"],
+             random=True),
+    core_ext("cypool.toy_text._blackjack", ["cypool/toy_text/_blackjack.pyx"], random=True),
     mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c",
                                        "cypool/mujoco/_mj_render.c"]),
 ]
