@@ -9,6 +9,7 @@ BUILTIN_FAMILIES = (
     "cypool.mujoco.registration",
     "cypool.atari.registration",
     "cypool.classic",
+    "cypool.toy_text.registration",
 )
 
 for _module in BUILTIN_FAMILIES:

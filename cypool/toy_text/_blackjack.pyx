@@ -114,8 +114,10 @@ cdef class BlackjackPool(Engine):
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):
+        # gymnasium's Tuple observation, one output per item (cypool.api.FamilySpec's layout)
         self._init_engine(num_envs, num_threads, max_episode_steps,
-                          [("obs", (3,), np.int64)], 0)
+                          [("obs", (), np.int64), ("obs.1", (), np.int64),
+                           ("obs.2", (), np.int64)], 0)
         self.actions = np.zeros(num_envs, np.int64)
         self.states = np.zeros((num_envs, NSTATE), np.int64)
         self.states[:, FACE] = -1
@@ -132,11 +134,10 @@ cdef class BlackjackPool(Engine):
         self.natural[ids] = bool(kwargs["natural"])
         self.sab[ids] = bool(kwargs["sab"])
 
-    cdef inline void _obs(self, EnvRow* r, const int64_t* st) noexcept nogil:
-        cdef int64_t* obs = <int64_t*> r.obs
-        obs[0] = _sum_hand(st + P_C0)
-        obs[1] = st[D_C0]
-        obs[2] = _usable_ace(st + P_C0)
+    cdef inline void _obs(self, Py_ssize_t i, EnvRow* r, const int64_t* st) noexcept nogil:
+        (<int64_t*> r.obs)[0] = _sum_hand(st + P_C0)
+        (<int64_t*> self.output_row(1, i))[0] = st[D_C0]
+        (<int64_t*> self.output_row(2, i))[0] = _usable_ace(st + P_C0)
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
@@ -151,7 +152,7 @@ cdef class BlackjackPool(Engine):
         _add(st + P_C0, _draw_card(r.rng))
         st[SUIT] = <int64_t> _choice(r.rng, 4)
         st[FACE] = <int64_t> _choice(r.rng, 3) if st[D_C0] == 10 else -1
-        self._obs(&r, st)
+        self._obs(i, &r, st)
         return ST_OK
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
@@ -183,7 +184,7 @@ cdef class BlackjackPool(Engine):
                   and reward == 1.0):
                 reward = 1.5
         r.rew[0] = reward
-        self._obs(&r, st)
+        self._obs(i, &r, st)
         return ST_OK
 
     def _env_state(self, Py_ssize_t i):

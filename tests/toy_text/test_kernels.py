@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from cypool._core._engine import OPS
-from cypool.toy_text import ENVS, _tables
+from cypool.toy_text import _tables
+from cypool.toy_text.registration import SPECS
 from cypool.toy_text._blackjack import BlackjackPool
 from cypool.toy_text._cliff_walking import CliffWalkingPool
 from cypool.toy_text._frozen_lake import FrozenLakePool
@@ -23,6 +24,17 @@ POOLS = {"FrozenLake-v1": FrozenLakePool, "FrozenLake8x8-v1": FrozenLakePool,
          "Taxi-v4": TaxiPool, "CliffWalking-v1": CliffWalkingPool,
          "CliffWalkingSlippery-v1": CliffWalkingPool, "Blackjack-v1": BlackjackPool}
 SEEDS = [0, 7, 123]
+# each id's registered kwargs, time limit and action space
+ENVS = {s.env_id: {"kwargs": {k: v.default for k, v in s.kwargs.items()},
+                   "max_episode_steps": s.max_episode_steps, "action_space": s.action_space}
+        for s in SPECS}
+
+
+def pool_obs(pool):
+    """The pool's observation rows (Blackjack's three outputs side by side)."""
+    if "obs.1" not in pool.outputs:
+        return pool.obs
+    return np.stack([pool.outputs[k] for k in ("obs", "obs.1", "obs.2")], axis=1)
 
 
 def make_pool(env_id, kw_per_env, pool_kw=None):
@@ -95,7 +107,7 @@ def drive(env_id, kw_per_env, s, steps, pool_kw=None, counters=None):
     run(pool, OPS["reset"])
     got = [r.reset(seed=s + i) for i, r in enumerate(refs)]
     want_obs = np.array([obs_of(env_id, o) for o, _ in got], np.int64)
-    assert np.array_equal(pool.obs, want_obs)
+    assert np.array_equal(pool_obs(pool), want_obs)
     check_info(env_id, pool, [i for _, i in got])
     rng = np.random.default_rng(s + 1000)
     done = np.zeros(n, bool)
@@ -119,7 +131,7 @@ def drive(env_id, kw_per_env, s, steps, pool_kw=None, counters=None):
                     if fickle_before and not r.unwrapped.fickle_step:
                         counters["fickle"] = counters.get("fickle", 0) + 1
                     counters[rw] = counters.get(rw, 0) + 1
-        assert np.array_equal(pool.obs, np.array(obs, np.int64))
+        assert np.array_equal(pool_obs(pool), np.array(obs, np.int64))
         assert np.array_equal(pool.reward, np.array(rew, np.float64))
         assert np.array_equal(pool.terminated, np.array(term, bool))
         assert np.array_equal(pool.truncated, np.array(trunc, bool))
@@ -249,7 +261,8 @@ def test_env_state_snapshots_replay(env_id, kw):
         for a in acts:
             p.actions[:] = a
             run(p, np.where(done, OPS["reset"], OPS["step"]))
-            out.append((p.obs.copy(), p.reward.copy(), p.terminated.copy(), p.info.copy()))
+            out.append((pool_obs(p).copy(), p.reward.copy(), p.terminated.copy(),
+                        p.info.copy()))
             done = p.terminated | p.truncated
         return out
 
@@ -283,49 +296,3 @@ def test_bad_actions_and_kwargs_are_refused():
         make_pool("FrozenLake-v1", [{}], {"map_name": None})
     with pytest.raises(ValueError, match="rectangular"):
         make_pool("FrozenLake-v1", [{}], {"desc": ["SFF", "FG"]})
-
-
-# ---------------------------------------------------------------- through make_vec
-def gym_prob(env_id, values, reset_rows, mask):
-    """gymnasium's info["prob"] of one vector call: dtype of the first reporting env's value
-    (int at reset for FrozenLake/CliffWalking, float after a step; Taxi's is a float at reset
-    too), every value cast to it."""
-    first = int(np.flatnonzero(mask)[0])
-    int_at_reset = ENVS[env_id]["info"]["prob"][2] == np.int64
-    return values.astype(np.int64) if reset_rows[first] and int_at_reset else values
-
-
-@pytest.mark.parametrize("env_id,kw", [("FrozenLake-v1", {}), ("FrozenLake8x8-v1", {}),
-                                       ("FrozenLake-v1", {"success_rate": 0.5,
-                                                          "reward_schedule": (5, -1, 0.5)}),
-                                       ("CliffWalkingSlippery-v1", {}), ("Taxi-v4", {}),
-                                       ("Taxi-v4", {"is_rainy": True,
-                                                    "fickle_passenger": True})])
-def test_make_vec_matches_gymnasium(env_id, kw):
-    import cypool
-    from cypool.toy_text import register
-
-    register()
-    n = 4
-    env = cypool.make_vec(env_id, n, num_threads=2, **kw)   # the worker team too
-    ref = gym.make_vec(env_id, n, vectorization_mode="sync", **kw)
-    try:
-        assert env.single_observation_space == ref.single_observation_space
-        assert env.single_action_space == ref.single_action_space
-        o, info = env.reset(seed=11)
-        r, ref_info = ref.reset(seed=11)
-        assert np.array_equal(o, r) and o.dtype == r.dtype == np.int64
-        assert np.array_equal(info["prob"], ref_info["prob"])
-        rng = np.random.default_rng(2)
-        done = np.zeros(n, bool)
-        for _ in range(300):
-            a = rng.integers(0, env.single_action_space.n, n)
-            x, y = env.step(a), ref.step(a)
-            for k in range(4):
-                assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k]), k
-            want = gym_prob(env_id, x[4]["prob"], done, x[4]["_prob"])
-            assert want.dtype == y[4]["prob"].dtype and np.array_equal(want, y[4]["prob"])
-            done = x[2] | x[3]
-    finally:
-        env.close()
-        ref.close()
