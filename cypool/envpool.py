@@ -175,7 +175,7 @@ def _config(task_id, kwargs):
     if unknown:
         raise TypeError(f"Config.__new__() got an unexpected keyword argument '{unknown[0]}'")
     cfg.update(kwargs)
-    n = check_int("num_envs", cfg["num_envs"], 1)
+    n = cypool._check_num_envs(cfg["num_envs"], env_id=task_id)   # before the per-env seeds
     batch = check_int("batch_size", cfg["batch_size"], 0, n, closed_high=True) or n
     cfg["batch_size"] = batch
     threads = check_int("num_threads", cfg["num_threads"], 0)
