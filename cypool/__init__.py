@@ -50,7 +50,9 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     env_id : str
         One of :func:`list_envs` (e.g. ``"Ant-v5"``).
     num_envs : int
-        Number of environments (rows of every batch).
+        Number of environments (rows of every batch), at most 2**31 - 1 (ValueError). A pool
+        that cannot fit in the memory this process can get (RLIMIT_AS, its memory cgroup,
+        MemAvailable + SwapFree) is refused with a MemoryError before any env is built.
     num_threads : int or None
         OpenMP threads; None means OMP_NUM_THREADS or the usable cores, at most num_envs.
     seed : int or None
