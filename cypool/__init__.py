@@ -25,10 +25,16 @@ def get_include() -> list[str]:
     return [os.path.dirname(here), os.path.join(here, "_core")]
 
 
-def _check_num_envs(num_envs):
-    from cypool._validate import check_int
+def _check_num_envs(num_envs, memory: bool = True, env_id: str = ""):
+    """num_envs in [1, MAX_NUM_ENVS] (ValueError beyond) and, with ``memory``, within what
+    this process can hold at MIN_ENV_BYTES per env (MemoryError), before anything per env is
+    built; the families check their own buffers and native state on top."""
+    from cypool._validate import MIN_ENV_BYTES, check_num_envs, check_pool_memory
 
-    return check_int("num_envs", num_envs, 1)
+    n = check_num_envs(num_envs)
+    if memory:
+        check_pool_memory(n, MIN_ENV_BYTES, f"{env_id} envs".lstrip())
+    return n
 
 
 def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
@@ -44,7 +50,9 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     env_id : str
         One of :func:`list_envs` (e.g. ``"Ant-v5"``).
     num_envs : int
-        Number of environments (rows of every batch).
+        Number of environments (rows of every batch), at most 2**31 - 1 (ValueError). A pool
+        that cannot fit in the memory this process can get (RLIMIT_AS, its memory cgroup,
+        MemAvailable + SwapFree) is refused with a MemoryError before any env is built.
     num_threads : int or None
         OpenMP threads; None means OMP_NUM_THREADS or the usable cores, at most num_envs.
     seed : int or None
@@ -94,7 +102,7 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     if env_id.startswith("cypool/"):
         env_id = env_id[len("cypool/"):]
     family = family_for(env_id)
-    _check_num_envs(num_envs)
+    _check_num_envs(num_envs, env_id=env_id)
     threads = _resolve_num_threads(num_threads, num_envs)
     if max_episode_steps is None:
         max_episode_steps = family.default_max_episode_steps(env_id)

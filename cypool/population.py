@@ -846,7 +846,7 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     family = family_for(env_id)
     P = _check_count(population_size, "population_size")
     E = _check_count(envs_per_member, "envs_per_member")
-    _check_num_envs(P * E)
+    _check_num_envs(P * E, env_id=env_id)
     mk = _member_kwargs_list(member_kwargs, P)
     threads = resolve_num_threads(num_threads, P * E)
     if max_episode_steps is None:

@@ -125,6 +125,15 @@ cdef class Engine:
         names = tuple(o[0] for o in outputs)
         if len(set(names)) != len(names):
             raise ValueError(f"cypool: output names must be unique, got {names}")
+        # before any per-env allocation (a MemoryError, not pages the OOM killer reaps
+        # later): each env's outputs and their final_ twins, its two info rows, its slot,
+        # stream pointer, batch id, flags and counters (the family's own state comes on top)
+        from cypool._validate import check_pool_memory
+        per_env = (sizeof(Slot) + sizeof(bitgen_t*) + 2 * sizeof(int64_t) + 6
+                   + 8 * 7 + 16 * max(info_width, 1))
+        for _, shape, dtype in outputs:
+            per_env += 2 * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        check_pool_memory(num_envs, per_env, f"envs of a {type(self).__name__}")
         self.num_envs = num_envs
         self.num_threads = num_threads
         self.max_episode_steps = max_episode_steps

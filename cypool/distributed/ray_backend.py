@@ -254,7 +254,7 @@ class RayVectorEnv(VectorEnv):
             from cypool.mujoco.family import user_task_module
 
             mujoco_task = user_task_module(env_id)
-        _check_num_envs(num_envs)
+        _check_num_envs(num_envs, memory=False)    # each actor checks its own block
         num_workers = check_int("num_workers", num_workers, 1, num_envs, closed_high=True)
         if num_threads is not None:
             num_threads = check_int("num_threads (per worker)", num_threads, 1,

@@ -12,7 +12,8 @@ import mujoco
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
-from cypool._validate import C_INT_END, check_int, is_number
+from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, check_count, check_int,
+                              check_pool_memory, is_number)
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
 
@@ -162,7 +163,14 @@ def merge_kwargs(env_id, mod, kwargs):
                 pair = ()
             if len(pair) != 2 or any(isinstance(x, (bool, np.bool_, str)) for x in v):
                 raise TypeError(f"{k} must be a pair of numbers (low, high), got {v!r}")
-    kw["frame_skip"] = check_int("frame_skip", kw["frame_skip"], 1, C_INT_END)
+            # gymnasium clips and compares with it as given (NaN rewards, or never healthy);
+            # a range with a NaN end means nothing, so it is refused (open ends: +-inf)
+            if any(x != x for x in pair):
+                raise ValueError(f"{k} must be a (low, high) pair without NaN ends (use -inf "
+                                 f"or inf for an open end), got {v!r}")
+    # one env's step runs frame_skip MuJoCo steps natively, where Ctrl-C cannot stop them
+    kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1, MAX_MUJOCO_FRAME_SKIP,
+                                   "MuJoCo steps per env step")
     for k, v in kw.items():
         if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float) and not is_number(v):
             raise TypeError(f"{k} must be a number, got {type(v).__name__}")
@@ -236,6 +244,11 @@ class MujocoFamily:
         warn_if_inexact_dot(env_id, getattr(mod, "DOT_KEYS", ()))
         prm, obs_dim = mod.configure(model, kw)
         self._obs_dim = obs_dim
+        # before anything per env: each env's mjData buffer (its arena comes on top), its
+        # observation and final observation, its parameter row and scratch
+        check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
+                          + 8 * (2 * obs_dim + len(prm) + model.nq + model.nv),
+                          f"{env_id} envs")
         rows = [prm] * num_envs
         if member_kwargs is not None:  # one kwargs dict per env (populations)
             rows = [self._row({**kwargs, **extra}) for extra in member_kwargs]
