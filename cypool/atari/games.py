@@ -6,6 +6,7 @@ ale_py, whose import loads its own emulator and registers gymnasium envs.
 """
 from __future__ import annotations
 
+import atexit
 import difflib
 import functools
 import hashlib
@@ -115,6 +116,25 @@ def rom_path(rom: str) -> str:
     return read_rom(rom)[0]
 
 
+# RomCopy's temporary directories not removed yet -> the process that made them; whatever a
+# pool alive at interpreter exit still holds is removed then.
+_TEMP_DIRS: dict[str, int] = {}
+
+
+def _remove_dir(d):
+    import shutil
+
+    _TEMP_DIRS.pop(d, None)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@atexit.register
+def _remove_temp_dirs():
+    for d, pid in list(_TEMP_DIRS.items()):
+        if pid == os.getpid():
+            _remove_dir(d)
+
+
 class RomCopy:
     """A private, unchangeable copy of ROM bytes, for ALE to read at every (re)load.
 
@@ -149,6 +169,7 @@ class RomCopy:
             self._fd = -1
         import tempfile
         self._dir = tempfile.mkdtemp(prefix="cypool-rom-")
+        _TEMP_DIRS[self._dir] = self._pid
         try:
             self.path = os.path.join(self._dir, os.path.basename(name))
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
@@ -171,9 +192,8 @@ class RomCopy:
             fd, self._fd = self._fd, -1
             os.close(fd)
         if self._dir is not None and os.getpid() == self._pid:
-            import shutil
             d, self._dir = self._dir, None
-            shutil.rmtree(d, ignore_errors=True)
+            _remove_dir(d)
 
     def __del__(self):
         try:
