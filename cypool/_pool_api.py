@@ -17,6 +17,9 @@ from cypool._validate import check_limit
 
 STATE_FORMAT = "cypool.VectorEnv state 1"
 _READ_ONLY = ("spec", "render_mode", "metadata", "np_random", "num_envs", "env_id")
+# Sub-env methods of gymnasium's call() that a pool runs for all its envs together, with
+# the arguments of the pool's own method.
+_POOL_METHODS = {"step": "actions", "reset": "seed=..., options=...", "close": ""}
 
 
 def _per_env(values, n, name):
@@ -132,10 +135,19 @@ class PoolApiMixin:
 
     def call(self, name: str, *args, **kwargs) -> tuple:
         """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; an attribute (see
-        :meth:`get_attr`) is returned per env, as SyncVectorEnv returns non-callables."""
+        :meth:`get_attr`) is returned per env, as SyncVectorEnv returns non-callables.
+        ``"step"``, ``"reset"`` and ``"close"`` are refused (ValueError): SyncVectorEnv runs
+        them on each sub-env alone, while a cypool pool steps, resets and closes its envs
+        together (env.step, env.reset with reset_mask, env.close)."""
         if name == "render":
             return tuple(self.render())
+        if name in _POOL_METHODS:
+            raise ValueError(f"cypool: call({name!r}) would {name} each env on its own; a "
+                             f"cypool pool does it for all its envs at once: use "
+                             f"env.{name}({_POOL_METHODS[name]}) instead")
         if args or kwargs:
+            if name not in self._attr_names():
+                raise self._unknown(name)
             raise TypeError(f"cypool: {name!r} is an attribute, not a method; it takes no "
                             "arguments")
         return self.get_attr(name)

@@ -101,8 +101,25 @@ class EnvSpec:
     def pool_class(self):
         if isinstance(self.pool, str):
             mod, _, name = self.pool.partition(":")
-            return getattr(importlib.import_module(mod), name)
+            cls = getattr(importlib.import_module(mod), name, None)
+            if cls is None:
+                raise ImportError(f"{self.env_id}: pool {self.pool!r}: module {mod} has no "
+                                  f"{name}")
+            _check_pool_class(cls, f"{self.env_id}: pool {self.pool!r}")
+            return cls
         return self.pool
+
+
+def _check_pool_class(cls, where):
+    """A pool class must be a strict subclass of Engine (TypeError)."""
+    from cypool._core._engine import Engine
+
+    if not isinstance(cls, type) or not issubclass(cls, Engine):
+        raise TypeError(f"{where}: pool must be an Engine subclass or 'module:Class' naming "
+                        f"one (a cdef class deriving from cypool.api's Engine), got {cls!r}")
+    if cls is Engine:
+        raise TypeError(f"{where}: pool is Engine itself, which has no env_reset/env_step "
+                        "kernels; derive a cdef class from it")
 
 
 def _family_name(env_id):
@@ -148,15 +165,24 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
         An importable module whose import registers the id: processes cypool starts (Ray
         actors) import it before making envs.
     """
-    if not isinstance(env_id, str) or not env_id:
-        raise TypeError("register_env: env_id must be a non-empty str")
+    # Everything is checked before anything is registered; a registration that fails after
+    # that (gymnasium's own checks) is taken back: all or nothing.
+    from cypool.registration import check_env_id, register_id
+
+    check_env_id(env_id, "register_env")
+    if not is_int(api_version):
+        raise TypeError(f"register_env: api_version must be an int, got {api_version!r}")
     if api_version != API_VERSION:
         raise ValueError(f"register_env: {env_id} was written for cypool env API version "
                          f"{api_version}; this cypool implements {API_VERSION}")
     if env_id in families.list_envs():
         raise ValueError(f"register_env: {env_id!r} is already served")
-    if not (isinstance(pool, str) and ":" in pool) and not isinstance(pool, type):
-        raise TypeError("register_env: pool must be an Engine subclass or 'module:Class'")
+    if isinstance(pool, str):
+        if ":" not in pool:
+            raise TypeError("register_env: pool must be an Engine subclass or 'module:Class', "
+                            f"got {pool!r}")
+    else:
+        _check_pool_class(pool, "register_env")
     for label, space in (("observation_space", observation_space),
                          ("action_space", action_space)):
         if not isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
@@ -168,18 +194,35 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
             raise TypeError(f"register_env: a Discrete {label} must start at 0")
     if isinstance(action_space, gym.spaces.Box) and action_space.dtype.kind != "f":
         raise TypeError("register_env: a Box action_space must have a float dtype")
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"register_env: kwargs must be a dict of names and defaults, got "
+                        f"{type(kwargs).__name__}")
     defaults = dict(kwargs or {})
     if not all(isinstance(k, str) for k in defaults):
         raise TypeError("register_env: kwargs' names must be str")
+    if info_keys is not None and not isinstance(info_keys, Mapping):
+        raise TypeError(f"register_env: info_keys must be a dict {{name: dtype}}, got "
+                        f"{type(info_keys).__name__}")
     info = {}
     for name, dtype in (info_keys or {}).items():
         if not isinstance(name, str):
             raise TypeError("register_env: info_keys' names must be str")
-        info[name] = np.dtype(dtype)
+        try:
+            info[name] = np.dtype(dtype)
+        except TypeError:
+            info[name] = None
+        if info[name] is None or info[name].kind not in "biuf":
+            raise TypeError(f"register_env: info_keys[{name!r}] must be a bool, integer or "
+                            f"float dtype (the kernels write info as doubles), got {dtype!r}")
     if max_episode_steps is not None:
         max_episode_steps = check_int("max_episode_steps", max_episode_steps, 1, 2**63)
     if check_kwargs is not None and not callable(check_kwargs):
         raise TypeError("register_env: check_kwargs must be callable or None")
+    if render_fps is not None and not is_int(render_fps):
+        raise TypeError(f"register_env: render_fps must be an int or None, got {render_fps!r}")
+    if module is not None and (not isinstance(module, str) or not module):
+        raise TypeError(f"register_env: module must be a module name (str) or None, got "
+                        f"{module!r}")
     spec = EnvSpec(env_id, pool, observation_space, action_space, defaults, max_episode_steps,
                    info, check_kwargs, {"render_modes": [], "render_fps": render_fps})
     spec_kwargs(spec, {})         # the defaults themselves must pass
@@ -187,9 +230,13 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
                              make=functools.partial(EnvFamily, spec),
                              default_max_episode_steps=lambda _id: spec.max_episode_steps,
                              module=module)
-    from cypool.registration import register_id
-
-    register_id(env_id)
+    try:
+        register_id(env_id)
+    except BaseException as exc:
+        families.unregister_family(_family_name(env_id))
+        if isinstance(exc, gym.error.Error):
+            raise ValueError(f"register_env: gymnasium refuses cypool/{env_id}: {exc}") from exc
+        raise
 
 
 def unregister_env(env_id: str) -> None:
@@ -281,6 +328,10 @@ class EnvFamily:
         """The pool's buffers fit the registered spaces (the kernels trust them)."""
         spec = self.spec
         where = f"{spec.env_id}: pool {type(engine).__name__}"
+        if getattr(engine, "outputs", None) is None:
+            raise TypeError(f"{where}: its __init__ did not call self._init_engine(num_envs, "
+                            "num_threads, max_episode_steps, [('obs', shape, dtype)], "
+                            "info_width)")
         obs = getattr(engine, "outputs", {}).get("obs")
         osp = spec.observation_space
         want = (n,) + tuple(osp.shape)

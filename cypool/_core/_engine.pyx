@@ -40,6 +40,7 @@ family's part through `_env_state`/`_set_env_state`), as plain picklable values.
 from cython.parallel cimport parallel, threadid
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free, malloc
+from libc.stdio cimport snprintf
 from libc.string cimport memcpy, memset
 cimport numpy as cnp
 
@@ -80,6 +81,14 @@ cdef void _mark(const int64_t* items, Py_ssize_t n, Py_ssize_t group_size, uint8
         else:
             for r in range((-it - 1) * group_size, (-it) * group_size):
                 flags[r] = value
+
+
+cdef int _no_kernel(char* err, const char* name) noexcept nogil:
+    snprintf(err, ERRMSG_LEN,
+             "the pool has no %s kernel: env_reset and env_step are cdef nogil methods, "
+             "overridden only by a cdef class compiled with Cython (a Python subclass of "
+             "Engine cannot; see cypool.api)", name)
+    return ST_ENGINE_ERROR
 
 
 cdef class Engine:
@@ -245,11 +254,13 @@ cdef class Engine:
         """Env i's row of output k (the order of _init_engine's outputs)."""
         return self.out_p[k] + i * self.out_row[k]
 
+    # Engine's own kernels run only for a pool that overrides neither: a Python subclass
+    # cannot (they are cdef methods), so say so instead of failing with no message.
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
-        return ST_ENGINE_ERROR
+        return _no_kernel(self.slots[i].errmsg, b"env_reset")
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
-        return ST_ENGINE_ERROR
+        return _no_kernel(self.slots[i].errmsg, b"env_step")
 
     cdef int thread_init(self, int slot) noexcept nogil:
         """Set up thread slot `slot`'s state, on the thread that will use it; nonzero (with

@@ -62,6 +62,8 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 cimport numpy as cnp
 from numpy.random.c_distributions cimport random_bounded_uint64
 
+import os
+
 import numpy as np
 
 from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
@@ -146,8 +148,10 @@ cdef class AlePool(Engine):
     cdef AleEnv* envs
     cdef ResizePlan plan
     cdef object _plan_arrays          # keeps the plan's tables alive
-    cdef bytes _rom
-    cdef const char* rom_c
+    cdef bytes _rom                   # the ROM file's path, as given (messages, signature)
+    cdef bytes _load_path             # where ALE reads the verified bytes: _rom_copy.path
+    cdef readonly object _rom_copy    # games.RomCopy of the verified bytes, for the pool's life
+    cdef const char* rom_c            # _load_path
     cdef int32_t* act_p
     cdef readonly object actions      # (num_envs,) int32 action indices, set by the façade
     cdef int aset[CP_ALE_NUM_ACTIONS]     # ALE action id of each action index
@@ -165,11 +169,15 @@ cdef class AlePool(Engine):
         self.envs = NULL
 
     def __init__(self, str rom_path, Py_ssize_t num_envs, int num_threads,
-                 long long max_episode_steps, dict cfg, dict plan, Py_ssize_t info_width):
+                 long long max_episode_steps, dict cfg, dict plan, Py_ssize_t info_width,
+                 bytes rom_bytes=None):
         """cfg: frame_skip, noop_max, stack_num, gray_scale, img_height, img_width,
         episodic_life, reward_clip, use_fire_reset, full_action_space,
         repeat_action_probability, mode, difficulty (-1: the game's default), ram_info.
-        Every env starts with cfg's per-env options (ENV_OPTIONS) and max_episode_steps."""
+        Every env starts with cfg's per-env options (ENV_OPTIONS) and max_episode_steps.
+        rom_bytes: the contents of rom_path as the caller verified them (games.read_rom);
+        None reads the file here. ALE only ever reads a private copy of these bytes, so a
+        file changed after construction changes nothing."""
         cdef Py_ssize_t i
         cdef int h = cfg["img_height"], w = cfg["img_width"]
         self.stack_num = cfg["stack_num"]
@@ -180,8 +188,14 @@ cdef class AlePool(Engine):
         self.max_steps = max_episode_steps
         self.raw_size = RAW_H * RAW_W * self.channels
         self.frame_size = <Py_ssize_t> self.channels * h * w
+        from cypool.atari import games
         self._rom = rom_path.encode()
-        self.rom_c = self._rom
+        if rom_bytes is None:
+            with open(rom_path, "rb") as f:
+                rom_bytes = f.read()
+        self._rom_copy = games.RomCopy(os.path.basename(rom_path), rom_bytes)
+        self._load_path = self._rom_copy.path.encode()
+        self.rom_c = self._load_path
         self._set_plan(plan)
         # Truncation is done here (EnvPool counts steps since the game was reset, which an
         # episodic-life reset does not restart), so the engine's own limit is off.
@@ -295,6 +309,9 @@ cdef class AlePool(Engine):
                 free(self.envs[i].hsum)
                 free(self.envs[i].acc)
             free(self.envs)
+        if self._rom_copy is not None:     # the ROM copy goes with the pool (a cycle's
+            self._rom_copy.close()         # collection may have cleared it: then it closes
+                                           # itself)
 
     # ------------------------------------------------------------------ Python side
     @property

@@ -158,7 +158,7 @@ class AtariFamily:
         self.env_id = env_id
         self.kwargs = kw = merge_kwargs(env_id, kwargs)
         _check_memory(env_id, num_envs, kw)
-        path = games.rom_path(rom)
+        path, rom_bytes = games.read_rom(rom)     # the pool loads these verified bytes
         max_episode_steps = _check_limit(max_episode_steps)
         self._env_kwargs = [kw] * num_envs     # each env's complete options (shared dicts)
         if member_kwargs is not None:
@@ -188,7 +188,8 @@ class AtariFamily:
         self.info_layout = layout
         h, w = kw["img_height"], kw["img_width"]
         plan = make_plan(RAW_H, RAW_W, h, w, kw["use_inter_area_resize"])
-        self.engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width)
+        self.engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width,
+                              rom_bytes)
         if member_kwargs is not None:
             # one set_env_options per distinct configuration (mode/difficulty checked there)
             groups = {}

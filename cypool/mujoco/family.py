@@ -80,16 +80,24 @@ def register_task(env_id: str, module: str) -> None:
     cypool.registration.register_all(), the Ray backend, whose actors register the task
     again: ``module`` must be importable there).
     """
-    if not isinstance(env_id, str) or not env_id:
-        raise TypeError("register_task: env_id must be a non-empty str")
+    # everything is checked before the task is entered: a failed call registers nothing
     from cypool.families import list_envs
+    from cypool.registration import check_env_id
+
+    check_env_id(env_id, "register_task")
     if env_id in TASKS or env_id in list_envs():
         raise ValueError(f"register_task: {env_id!r} is already served")
+    if not isinstance(module, str) or not module:
+        raise TypeError(f"register_task: module must be an importable module name (str), got "
+                        f"{module!r}")
     mod = importlib.import_module(module)
     missing = [name for name in TASK_API if not hasattr(mod, name)]
     if missing:
         raise TypeError(f"register_task: {module} lacks {missing} (see cypool.mujoco."
                         "register_task's documentation for a task module's shape)")
+    if not isinstance(mod.DEFAULTS, dict):
+        raise TypeError(f"register_task: {module}.DEFAULTS must be a dict, got "
+                        f"{type(mod.DEFAULTS).__name__}")
     for key in ("xml_file", "frame_skip"):
         if key not in mod.DEFAULTS:
             raise TypeError(f"register_task: {module}.DEFAULTS must have {key!r}")
