@@ -28,6 +28,14 @@ The pool's Python side, which register_env checks at every construction:
     arithmetic follows the action's dtype, as numpy's does.
 ``_env_state(i)``, ``_check_env_state(i, state)``, ``_set_env_state(i, state)`` (optional)
     env i's own state as plain picklable values, for get_state/set_state and pickling.
+    ``_check_env_state`` must be complete: it raises ValueError for every value that
+    ``_set_env_state`` would refuse or fail to convert, and changes nothing; it may return
+    the state converted to plain values, which is then what ``_set_env_state`` gets (None:
+    the state as given). ``cypool._core._engine``'s ``state_int``, ``state_float``,
+    ``state_bool``, ``state_bytes``, ``state_seq`` and ``state_dict`` check one value each.
+    set_state installs the engine's part of a state only once every env's part is
+    installed; should ``_set_env_state`` still raise, the parts already installed are put
+    back (from ``_env_state``) and nothing changes.
 
 Versioning: ``API_VERSION`` changes when any of the above, or ``cypool/api.pxd``, changes
 incompatibly; ``register_env(api_version=...)`` refuses a mismatch, and a pool compiled

@@ -67,6 +67,7 @@ import os
 import numpy as np
 
 from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool._core._engine import state_bytes, state_dict, state_int, state_seq
 from cypool.atari._ale.ale_interface cimport ALEInterface
 from cypool.atari._ale.version cimport ALE_VERSION
 from cypool.atari._ale_shim cimport (
@@ -637,11 +638,18 @@ cdef class AlePool(Engine):
                 "counters": (e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed)}
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if (not isinstance(state, dict) or not isinstance(state.get("buf0"), bytes)
-                or len(state["buf0"]) != self.raw_size or len(state.get("buf1", b"")) !=
-                self.raw_size or len(state.get("counters", ())) != 5
-                or not isinstance(state.get("ale"), (bytes, type(None)))):
-            raise ValueError("cypool: not an Atari env state of this game and frame format")
+        # ALE's own bytes can only be checked by loading them: set_state undoes a refusal
+        w = "Atari state"
+        st = state_dict(state, w, ("ale", "buf0", "buf1", "counters"))
+        lives, steps, lost, pending, seed = state_seq(st["counters"], f"{w} counters", 5)
+        return {"ale": None if st["ale"] is None else state_bytes(st["ale"], f"{w} ale"),
+                "buf0": state_bytes(st["buf0"], f"{w} buf0", self.raw_size),
+                "buf1": state_bytes(st["buf1"], f"{w} buf1", self.raw_size),
+                "counters": (state_int(lives, f"{w} lives", -2**31, 2**31),
+                             state_int(steps, f"{w} game steps", 0, 2**63),
+                             state_int(lost, f"{w} life lost", 0, 2),
+                             state_int(pending, f"{w} seed pending", 0, 2),
+                             state_int(seed, f"{w} ALE seed", -2**31, 2**31))}
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef AleEnv* e = &self.envs[i]
@@ -656,9 +664,9 @@ cdef class AlePool(Engine):
                     rc = self._load(&row, e)
                 if rc != ST_OK:
                     raise RuntimeError(f"cypool: env {i}: {row.err.decode()}")
-            if cp_ale_load_state(e.ale, ale, len(ale)) != CP_ALE_OK:
-                raise RuntimeError(f"cypool: ALE cannot restore env {i}'s state: "
-                                   f"{cp_ale_last_error().decode()}")
+            if cp_ale_load_state(e.ale, ale, len(ale)) != CP_ALE_OK:   # bytes it refuses
+                raise ValueError(f"ALE cannot restore env {i}'s state: "
+                                 f"{cp_ale_last_error().decode()}")
         memcpy(e.buf0, <const char*> state["buf0"], self.raw_size)
         memcpy(e.buf1, <const char*> state["buf1"], self.raw_size)
         e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed = state["counters"]
