@@ -17,6 +17,9 @@ from cypool._validate import check_limit
 
 STATE_FORMAT = "cypool.VectorEnv state 1"
 _READ_ONLY = ("spec", "render_mode", "metadata", "np_random", "num_envs", "env_id")
+# Sub-env methods of gymnasium's call() that a pool runs for all its envs together, with
+# the arguments of the pool's own method.
+_POOL_METHODS = {"step": "actions", "reset": "seed=..., options=...", "close": ""}
 
 
 def _per_env(values, n, name):
@@ -132,10 +135,19 @@ class PoolApiMixin:
 
     def call(self, name: str, *args, **kwargs) -> tuple:
         """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; an attribute (see
-        :meth:`get_attr`) is returned per env, as SyncVectorEnv returns non-callables."""
+        :meth:`get_attr`) is returned per env, as SyncVectorEnv returns non-callables.
+        ``"step"``, ``"reset"`` and ``"close"`` are refused (ValueError): SyncVectorEnv runs
+        them on each sub-env alone, while a cypool pool steps, resets and closes its envs
+        together (env.step, env.reset with reset_mask, env.close)."""
         if name == "render":
             return tuple(self.render())
+        if name in _POOL_METHODS:
+            raise ValueError(f"cypool: call({name!r}) would {name} each env on its own; a "
+                             f"cypool pool does it for all its envs at once: use "
+                             f"env.{name}({_POOL_METHODS[name]}) instead")
         if args or kwargs:
+            if name not in self._attr_names():
+                raise self._unknown(name)
             raise TypeError(f"cypool: {name!r} is an attribute, not a method; it takes no "
                             "arguments")
         return self.get_attr(name)
@@ -160,23 +172,39 @@ class PoolApiMixin:
     def set_state(self, state: dict, env_ids=None) -> None:
         """Give envs ``env_ids`` (default: the ids the state was taken from) the states in
         ``state`` (from :meth:`get_state` of a pool of the same env id and model); the other
-        envs are untouched. Everything is checked before any env changes. Configuration
-        (kwargs, time limits) stays each env's own."""
+        envs are untouched. A pool never reset must be given a state for every env (or be
+        reset first). Everything is checked before any env changes: a bad field raises
+        ValueError ("cypool: state k: <field>: ..."). Configuration (kwargs, time limits)
+        stays each env's own."""
         with self._lock:
             self._check_open()
             if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
                 raise ValueError(f"cypool: not a state from VectorEnv.get_state() "
                                  f"({STATE_FORMAT})")
+            missing = [k for k in ("env_id", "env_ids", "envs", "seeded") if k not in state]
+            if missing:
+                raise ValueError(f"cypool: not a state from VectorEnv.get_state(): it has no "
+                                 f"{missing}")
             if state["env_id"] != self.env_id:
                 raise ValueError(f"cypool: a state of {state['env_id']} envs cannot be given "
                                  f"to {self.env_id} envs")
+            envs = state["envs"]
+            if not isinstance(envs, (list, tuple)):
+                raise ValueError(f"cypool: the state's envs must be a list of env states, got "
+                                 f"{type(envs).__name__}")
             ids = self._parse_ids(state["env_ids"] if env_ids is None else env_ids)
-            if len(ids) != len(state["envs"]):
+            if len(ids) != len(envs):
                 raise ValueError(f"cypool: {len(ids)} env ids for a state of "
-                                 f"{len(state['envs'])} envs")
+                                 f"{len(envs)} envs")
+            seeded = _parse_seeded(state["seeded"], len(envs))
+            if not self._has_reset and len(ids) != self.num_envs:
+                # the others would step with no random stream and no state
+                raise ValueError(f"cypool: this pool has never been reset: set_state() must "
+                                 f"give every env ({self.num_envs}) a state, got "
+                                 f"{len(ids)}; or call reset() first")
             self._check_settled(ids)
-            self._engine.set_state(ids, state["envs"])
-            self._seeded[ids] = state["seeded"]
+            self._engine.set_state(ids, envs)
+            self._seeded[ids] = seeded
             self._has_reset = True
 
     def _check_settled(self, ids):
@@ -208,25 +236,73 @@ class PoolApiMixin:
         return self.__deepcopy__({})
 
 
+def _parse_seeded(seeded, n):
+    """A state's "seeded" flags: n bools."""
+    if not isinstance(seeded, (list, tuple, np.ndarray)) or len(seeded) != n:
+        raise ValueError(f"cypool: the state's seeded must be a list of {n} bools, got "
+                         f"{seeded!r:.60}")
+    for k, v in enumerate(seeded):
+        if not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"cypool: state {k}: seeded: must be a bool, got {v!r:.60}")
+    return np.array(seeded, np.bool_)
+
+
+def check_snapshot(snapshot, keys, n=None):
+    """The consistency of an unpickled snapshot (a pool's or a population's): its keys,
+    has_reset a bool, a state exactly when it was reset, and (n: the pool's size) that
+    state covering every env, so that no env is left with no state or random stream."""
+    if not isinstance(snapshot, dict):
+        raise ValueError(f"cypool: not a cypool snapshot (a dict), got "
+                         f"{type(snapshot).__name__}")
+    missing = [k for k in keys if k not in snapshot]
+    if missing:
+        raise ValueError(f"cypool: the snapshot has no {missing}")
+    has_reset, state = snapshot["has_reset"], snapshot["state"]
+    if not isinstance(has_reset, bool):
+        raise ValueError(f"cypool: the snapshot's has_reset must be a bool, got {has_reset!r:.60}")
+    if has_reset != (state is not None):
+        raise ValueError("cypool: inconsistent snapshot: has_reset is "
+                         f"{has_reset} but it {'has no' if state is None else 'has a'} state")
+    if state is not None and n is not None:
+        ids = state.get("env_ids") if isinstance(state, dict) else None
+        try:
+            every = isinstance(ids, (list, tuple)) and sorted(ids) == list(range(n))
+        except TypeError:        # ids that do not compare: not env ids
+            every = False
+        if not every:
+            raise ValueError(f"cypool: the snapshot's state must hold every env (0..{n - 1}), "
+                             f"got env ids {ids!r:.80}")
+
+
 def _restore(snapshot):
     """Unpickling: a new pool made as the original was, each env given its own kwargs, time
-    limit and state; its next step is the one the original would have taken."""
+    limit and state; its next step is the one the original would have taken. The snapshot is
+    checked first (an edited pickle must not leave an env stepping with no state)."""
     import cypool
 
+    check_snapshot(snapshot, ("make", "env_kw", "limits", "state", "has_reset"))
     make = dict(snapshot["make"])
     task_kwargs = make.pop("task_kwargs")
     env = cypool.make_vec(**make, **task_kwargs)
     try:
+        n = env.num_envs
+        check_snapshot(snapshot, (), n)
+        for name in ("env_kw", "limits"):
+            v = snapshot[name]
+            if not isinstance(v, (list, tuple)) or len(v) != n:
+                raise ValueError(f"cypool: the snapshot's {name} must be a list of {n}, got "
+                                 f"{v!r:.80}")
         fam = env._family
         for i, (kw, lim) in enumerate(zip(snapshot["env_kw"], snapshot["limits"])):
             ids = np.array([i], np.int64)
+            if not isinstance(kw, dict):
+                raise ValueError(f"cypool: the snapshot's env_kw[{i}] must be a dict")
             fam.configure_envs(ids, kw)        # an unchanged setting changes nothing
             env._env_kw[i] = dict(kw)
             if env._limits()[i] != lim:
-                env._engine.set_max_episode_steps(ids, 0 if lim is None else lim)
+                env._engine.set_max_episode_steps(ids, 0 if lim is None else check_limit(lim))
         if snapshot["state"] is not None:
-            env.set_state(snapshot["state"])
-        env._has_reset = snapshot["has_reset"]
+            env.set_state(snapshot["state"])   # every env (checked above): has_reset
     except BaseException:
         env.close()
         raise

@@ -12,6 +12,19 @@ from cypool._core._engine import first_out_of_range
 
 INT64_END = 2**63      # time limits and seeds are kept in int64
 C_INT_END = 2**31      # values handed to C ints (frame_skip, noop_max, ...)
+# The most envs one pool holds: env ids are reported as int32 (Atari's and EnvPool's
+# info["env_id"]), so a larger pool could not name its envs. Memory binds far sooner.
+MAX_NUM_ENVS = 2**31 - 1
+# Bytes each env of any pool holds at the least once make_vec has built it (the Python
+# per-env kwargs dicts and list slots, the engine's rows and counters): measured ~700 for
+# CartPole, the smallest env; the families add their buffers and native state on top.
+MIN_ENV_BYTES = 512
+# Counts that drive a native loop which Ctrl-C cannot interrupt (one env's step or reset
+# runs them to the end). No real use needs more; the bounds keep one env's op to about a
+# second, so KeyboardInterrupt lands soon after.
+MAX_MUJOCO_FRAME_SKIP = 10_000     # MuJoCo steps per env step (gymnasium's tasks: 2 to 5)
+MAX_ATARI_FRAME_SKIP = 1_000       # emulator frames per agent step (EnvPool's default: 4)
+MAX_ATARI_NOOP_MAX = 10_000        # no-op frames at a reset, at most (EnvPool's default: 30)
 
 
 def is_int(v) -> bool:
@@ -52,6 +65,97 @@ def check_number(name: str, v, low: float | None = None, high: float | None = No
         rng = f"in [{low}, {high}]" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be a finite number {rng}, got {v}")
     return v
+
+
+def check_count(name: str, v, low: int, high: int, loop: str) -> int:
+    """A count kwarg that drives a native loop (``loop`` says which), in [low, high]."""
+    v = check_int(name, v, low)
+    if v > high:
+        raise ValueError(f"{name} must be <= {high}, got {v}: it is the number of {loop}, "
+                         f"run natively without a Ctrl-C check; no real use needs more than "
+                         f"{high}")
+    return v
+
+
+def check_num_envs(num_envs, name: str = "num_envs") -> int:
+    """A pool size: an int in [1, MAX_NUM_ENVS] (TypeError / ValueError)."""
+    return check_int(name, num_envs, 1, MAX_NUM_ENVS, closed_high=True)
+
+
+def check_pool_size(num_envs, env_id: str = "", memory: bool = True) -> int:
+    """num_envs in [1, MAX_NUM_ENVS] (ValueError beyond) and, with ``memory``, within what
+    this process can hold at MIN_ENV_BYTES per env (MemoryError), before anything per env is
+    built; the families check their own buffers and native state on top."""
+    n = check_num_envs(num_envs)
+    if memory:
+        check_pool_memory(n, MIN_ENV_BYTES, f"{env_id} envs".lstrip())
+    return n
+
+
+def _read_int(path):
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def available_memory() -> tuple[int, str] | None:
+    """(bytes this process can still get, where that bound comes from): the least of
+    RLIMIT_AS's headroom, the memory cgroup's headroom and /proc/meminfo's MemAvailable +
+    SwapFree; None where none of them is known."""
+    found = []
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            used = 0
+            try:
+                with open("/proc/self/status") as f:
+                    for line in f:
+                        if line.startswith("VmSize:"):
+                            used = int(line.split()[1]) * 1024
+            except (OSError, ValueError):
+                pass
+            found.append((max(soft - used, 0), "RLIMIT_AS"))
+    except (ImportError, ValueError, OSError):
+        pass
+    for lim, cur in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                     ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                      "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
+        limit, usage = _read_int(lim), _read_int(cur)
+        if limit is not None and usage is not None and limit < 2**60:
+            found.append((max(limit - usage, 0), "the memory cgroup's limit"))
+            break
+    try:
+        info = {}
+        with open("/proc/meminfo") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                info[key] = int(rest.split()[0]) * 1024
+        if "MemAvailable" in info:
+            found.append((info["MemAvailable"] + info.get("SwapFree", 0),
+                          "MemAvailable + SwapFree"))
+    except (OSError, ValueError, IndexError):
+        pass
+    return min(found) if found else None
+
+
+def check_pool_memory(num_envs: int, bytes_per_env: int, what: str = "envs") -> None:
+    """MemoryError when ``num_envs`` envs of ``bytes_per_env`` each (a lower bound of what
+    the pool will touch) exceed what this process can still get, before anything per env is
+    built: an impossible pool fails at once instead of filling memory until the OOM killer
+    ends this process or a neighbour."""
+    need = int(num_envs) * int(bytes_per_env)
+    avail = available_memory()
+    if avail is None or need <= avail[0]:
+        return
+    gib = 2.0**30
+    raise MemoryError(f"cypool: {num_envs} {what} need at least {need / gib:.3g} GiB "
+                      f"({bytes_per_env} bytes per env), more than this process can get "
+                      f"({avail[0] / gib:.3g} GiB, by {avail[1]}); use fewer envs, or spread "
+                      f"them over processes or machines (backend='ray')")
 
 
 def check_limit(v, name: str = "max_episode_steps") -> int:
@@ -97,10 +201,6 @@ def env_id_of(env_id) -> str:
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
     return env_id[len("cypool/"):] if env_id.startswith("cypool/") else env_id
-
-
-def check_num_envs(num_envs) -> int:
-    return check_int("num_envs", num_envs, 1)
 
 
 def env_kwargs_list(env_kwargs, n):

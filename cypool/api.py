@@ -1,5 +1,5 @@
 """cypool's public env API, version 1: an env written in Cython in your own package, stepped
-by cypool's engine like the built-in families.
+by cypool's engine like the built-in registry.
 
 You write a pool: a ``cdef class`` deriving from ``Engine`` (``from cypool.api cimport
 Engine, EnvRow, ST_OK``) with two ``noexcept nogil`` kernels, ``env_reset(i, slot)`` and
@@ -28,6 +28,14 @@ The pool's Python side, which register_env checks at every construction:
     arithmetic follows the action's dtype, as numpy's does.
 ``_env_state(i)``, ``_check_env_state(i, state)``, ``_set_env_state(i, state)`` (optional)
     env i's own state as plain picklable values, for get_state/set_state and pickling.
+    ``_check_env_state`` must be complete: it raises ValueError for every value that
+    ``_set_env_state`` would refuse or fail to convert, and changes nothing; it may return
+    the state converted to plain values, which is then what ``_set_env_state`` gets (None:
+    the state as given). ``cypool._core._engine``'s ``state_int``, ``state_float``,
+    ``state_bool``, ``state_bytes``, ``state_seq`` and ``state_dict`` check one value each.
+    set_state installs the engine's part of a state only once every env's part is
+    installed; should ``_set_env_state`` still raise, the parts already installed are put
+    back (from ``_env_state``) and nothing changes.
 
 Versioning: ``API_VERSION`` changes when any of the above, or ``cypool/api.pxd``, changes
 incompatibly; ``register_env(api_version=...)`` refuses a mismatch, and a pool compiled
@@ -37,15 +45,16 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from typing import Callable
 
 import gymnasium as gym
 import numpy as np
 
 from cypool import registry
-from cypool._core.spec import (FamilySpec, InfoKey, Kwarg, SpecFamily, check_spec,
-                               complete_kwargs)
-from cypool._validate import check_int
+from cypool._core.spec import (FamilySpec, InfoKey, Kwarg, SpecFamily, check_pool_class,
+                               check_spec, complete_kwargs)
+from cypool._validate import check_int, is_int
 
 __all__ = ["API_VERSION", "register_env", "register_spec", "unregister_env", "FamilySpec",
            "Kwarg", "InfoKey", "extension_kwargs", "cython_directives", "get_include"]
@@ -124,53 +133,100 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
         An importable module whose import registers the id: processes cypool starts (Ray
         actors) import it before making envs.
     """
-    if not isinstance(env_id, str) or not env_id:
-        raise TypeError("register_env: env_id must be a non-empty str")
+    # Everything is checked before anything is registered; a registration that fails after
+    # that (gymnasium's own checks) is taken back: all or nothing.
+    from cypool.registration import check_env_id, register_id
+
+    check_env_id(env_id, "register_env")
+    if not is_int(api_version):
+        raise TypeError(f"register_env: api_version must be an int, got {api_version!r}")
     if api_version != API_VERSION:
         raise ValueError(f"register_env: {env_id} was written for cypool env API version "
                          f"{api_version}; this cypool implements {API_VERSION}")
+    if env_id in registry.list_envs():
+        raise ValueError(f"register_env: {env_id!r} is already served")
+    if isinstance(pool, str):
+        if ":" not in pool:
+            raise TypeError("register_env: pool must be an Engine subclass or 'module:Class', "
+                            f"got {pool!r}")
+    else:
+        check_pool_class(pool, "register_env")
     for label, space in (("observation_space", observation_space),
                          ("action_space", action_space)):
         if not isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
             raise TypeError(f"register_env: {label} must be a gymnasium Box or Discrete, got "
-                            f"{space!r} (register_spec takes MultiDiscrete, Tuple and Dict)")
+                            f"{space!r}")
+    for label, space in (("observation_space", observation_space),
+                         ("action_space", action_space)):
+        if isinstance(space, gym.spaces.Discrete) and space.start != 0:
+            raise TypeError(f"register_env: a Discrete {label} must start at 0")
+    if isinstance(action_space, gym.spaces.Box) and action_space.dtype.kind != "f":
+        raise TypeError("register_env: a Box action_space must have a float dtype")
+    if kwargs is not None and not isinstance(kwargs, Mapping):
+        raise TypeError(f"register_env: kwargs must be a dict of names and defaults, got "
+                        f"{type(kwargs).__name__}")
     defaults = dict(kwargs or {})
     if not all(isinstance(k, str) for k in defaults):
         raise TypeError("register_env: kwargs' names must be str")
-    info = []
+    if info_keys is not None and not isinstance(info_keys, Mapping):
+        raise TypeError(f"register_env: info_keys must be a dict {{name: dtype}}, got "
+                        f"{type(info_keys).__name__}")
+    info = {}
     for name, dtype in (info_keys or {}).items():
         if not isinstance(name, str):
             raise TypeError("register_env: info_keys' names must be str")
-        info.append(InfoKey(name, np.dtype(dtype)))
+        try:
+            info[name] = np.dtype(dtype)
+        except TypeError:
+            info[name] = None
+        if info[name] is None or info[name].kind not in "biuf":
+            raise TypeError(f"register_env: info_keys[{name!r}] must be a bool, integer or "
+                            f"float dtype (the kernels write info as doubles), got {dtype!r}")
     if max_episode_steps is not None:
         max_episode_steps = check_int("max_episode_steps", max_episode_steps, 1, 2**63)
     if check_kwargs is not None and not callable(check_kwargs):
         raise TypeError("register_env: check_kwargs must be callable or None")
+    if render_fps is not None and not is_int(render_fps):
+        raise TypeError(f"register_env: render_fps must be an int or None, got {render_fps!r}")
+    if module is not None and (not isinstance(module, str) or not module):
+        raise TypeError(f"register_env: module must be a module name (str) or None, got "
+                        f"{module!r}")
     register_spec(FamilySpec(env_id, pool, observation_space, action_space,
                              {k: Kwarg(v) for k, v in defaults.items()}, max_episode_steps,
-                             tuple(info), check_kwargs, render_fps=render_fps, module=module))
+                             tuple(InfoKey(k, d) for k, d in info.items()), check_kwargs,
+                             render_fps=render_fps, module=module))
 
 
 def register_spec(spec: FamilySpec) -> None:
-    """Serve ``spec.env_id`` as ``spec`` says (:class:`FamilySpec`): the route of every
-    family written on this API. Checks the spec and its default kwargs before anything is
-    registered."""
+    """Serve ``spec.env_id`` as ``spec`` says (:class:`FamilySpec`: kwargs with kinds and
+    scopes, Box/Discrete/MultiDiscrete spaces and Tuple/Dict observations, info keys of
+    several columns and gymnasium's dtypes, spaces from kwargs, a render hook). The spec and
+    its default kwargs are checked before anything is registered; a registration that fails
+    after that (gymnasium's own checks) is taken back: all or nothing."""
+    from cypool.registration import check_env_id, register_id
+
     if not isinstance(spec, FamilySpec):
         raise TypeError(f"register_spec: expected a cypool.api.FamilySpec, got {spec!r}")
     env_id = spec.env_id
-    if not isinstance(env_id, str) or not env_id:
-        raise TypeError("register_spec: env_id must be a non-empty str")
+    check_env_id(env_id, "register_spec")
     if env_id in registry.list_envs():
         raise ValueError(f"register_env: {env_id!r} is already served")
     check_spec(spec)
+    if spec.module is not None and (not isinstance(spec.module, str) or not spec.module):
+        raise TypeError(f"register_spec: module must be a module name (str) or None, got "
+                        f"{spec.module!r}")
     complete_kwargs(spec, {})         # the defaults themselves must pass
     registry.register_family(_family_name(env_id), env_ids=lambda: [env_id],
                              make=functools.partial(SpecFamily, spec),
                              default_max_episode_steps=lambda _id: spec.max_episode_steps,
                              module=spec.module)
-    from cypool.registration import register_id
-
-    register_id(env_id)
+    try:
+        register_id(env_id)
+    except BaseException as exc:
+        registry.unregister_family(_family_name(env_id))
+        if isinstance(exc, gym.error.Error):
+            raise ValueError(f"register_env: gymnasium refuses cypool/{env_id}: {exc}") from exc
+        raise
 
 
 def unregister_env(env_id: str) -> None:

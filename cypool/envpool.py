@@ -176,7 +176,7 @@ def _config(task_id, kwargs):
     if unknown:
         raise TypeError(f"Config.__new__() got an unexpected keyword argument '{unknown[0]}'")
     cfg.update(kwargs)
-    n = check_int("num_envs", cfg["num_envs"], 1)
+    n = cypool._check_num_envs(cfg["num_envs"], env_id=task_id)   # before the per-env seeds
     batch = check_int("batch_size", cfg["batch_size"], 0, n, closed_high=True) or n
     cfg["batch_size"] = batch
     threads = check_int("num_threads", cfg["num_threads"], 0)
@@ -308,7 +308,6 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         self.metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
         self.render_mode = None
         self.spec = EnvSpec(task_id, cfg, obs, act)
-        self._act_dtype = np.int32 if family == "atari" else np.float64
 
     # ------------------------------------------------------------------ attributes
     @property
@@ -333,12 +332,21 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     # ------------------------------------------------------------------ results
     def _ids(self, env_id):
+        """env_id as int64 ids, checked before any cast or indexing: integers in
+        [0, num_envs), none repeated (numpy would read -1 as the last env, wrap a uint64)."""
         if env_id is None:
             return None
-        ids = np.asarray(env_id)
+        ids = np.asarray(env_id).reshape(-1)
         if ids.dtype.kind not in "iu":
-            raise TypeError(f"env_id must be an integer array, got {ids.dtype}")
-        return ids.astype(np.int64).reshape(-1)
+            raise TypeError(f"env_id must be an integer array of env ids, got {ids.dtype}")
+        bad = (ids < 0) | (ids >= self.num_envs)
+        if bad.any():
+            raise ValueError(f"env_id must be in [0, {self.num_envs}), got "
+                             f"{ids[bad].tolist()}")
+        ids = ids.astype(np.int64)
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError(f"env_id must not repeat an env, got {ids.tolist()}")
+        return ids
 
     def _info(self, info, ids):
         """EnvPool's info: plain arrays for the rows `ids`, no masks."""
@@ -411,9 +419,12 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         return self._step_result(out, np.arange(self.num_envs) if ids is None else ids)
 
     def _action(self, action):
+        """Atari actions go to the pool as given: it checks their dtype (integers; floats
+        are refused, never truncated) and values (in [0, n)) before any cast, as make_vec's
+        pools do, so a 2**32 + 1 cannot wrap into action 1."""
         if not isinstance(action, np.ndarray):
             raise TypeError(f"action must be a numpy array, got {type(action).__name__}")
-        return action.astype(self._act_dtype, copy=False) if self._family == "atari" else action
+        return action
 
     def send(self, action, env_id=None):
         if not self._started:

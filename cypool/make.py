@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 
 from cypool._threads import resolve_num_threads
-from cypool._validate import check_limit, check_num_envs, env_id_of, env_kwargs_list
+from cypool._validate import check_limit, check_pool_size, env_id_of, env_kwargs_list
 from cypool.registry import FamilyEntry, family_for
 from cypool.vector import VectorEnv, parse_autoreset_mode
 
@@ -56,7 +56,7 @@ def request(env_id, num_envs, *, num_threads=None, max_episode_steps=None,
     may hold ``max_episode_steps``. Raises before anything is built."""
     env_id = env_id_of(env_id)
     family = family_for(env_id)
-    n = check_num_envs(num_envs)
+    n = check_pool_size(num_envs, env_id)
     threads = resolve_num_threads(num_threads, n)
     if max_episode_steps is None:
         max_episode_steps = family.default_max_episode_steps(env_id)
@@ -85,7 +85,9 @@ def make_vec(env_id: str, num_envs: int = 1, *, num_threads: int | None = None,
     env_id : str
         One of :func:`list_envs` (e.g. ``"Ant-v5"``).
     num_envs : int
-        Number of environments (rows of every batch).
+        Number of environments (rows of every batch), at most 2**31 - 1 (ValueError). A pool
+        that cannot fit in the memory this process can get (RLIMIT_AS, its memory cgroup,
+        MemAvailable + SwapFree) is refused with a MemoryError before any env is built.
     num_threads : int or None
         OpenMP threads; None means OMP_NUM_THREADS or the usable cores, at most num_envs.
     seed : int or None

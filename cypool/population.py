@@ -32,6 +32,7 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError
+from cypool._pool_api import check_snapshot
 from cypool._validate import check_int, check_limit, is_int
 from cypool.make import request
 from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, map_obs
@@ -875,17 +876,29 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
 def _restore_population(snap):
     """Unpickling a PopulationEnv: made as the original was, with its members' current
     settings, every env's state, the members' episode rings and the seeding tree's root."""
+    check_snapshot(snap, ("make", "member_kwargs", "state", "rings", "seeder", "has_reset"))
     make = dict(snap["make"])
     kwargs = make.pop("kwargs")
     pop = make_population(member_kwargs=snap["member_kwargs"], **make, **kwargs)
     try:
+        e = pop._engine
+        check_snapshot(snap, (), e.num_envs)
+        seeder = snap["seeder"]
+        installed = np.asarray(seeder[0]) if isinstance(seeder, (list, tuple)) and \
+            len(seeder) == 2 else None
+        if installed is None or installed.shape != (e.num_envs,) or installed.dtype != np.bool_:
+            raise ValueError(f"cypool: the snapshot's seeder flags must be {e.num_envs} bools")
         if snap["state"] is not None:
             pop.vec.set_state(snap["state"])
-        e = pop._engine
+        # an env marked seeded keeps the stream it has at its next reset: it must have one
+        unseeded = [i for i in np.flatnonzero(installed) if e.generator(int(i)) is None]
+        if unseeded:
+            raise ValueError(f"cypool: inconsistent snapshot: the seeder marks env(s) "
+                             f"{unseeded} seeded but they have no random stream")
         e.ring_return[...] = snap["rings"][0]
         e.ring_length[...] = snap["rings"][1]
         e.group_episodes[...] = snap["rings"][2]
-        pop._seeder.installed[:] = snap["seeder"][0]
+        pop._seeder.installed[:] = installed
         pop._seeder.entropy_root = snap["seeder"][1]
         pop._has_reset = snap["has_reset"]
     except BaseException:

@@ -33,6 +33,25 @@ def _make_vec(env_id, *args, **kwargs):
     return make_vec(env_id, *args, **kwargs)
 
 
+def check_env_id(env_id, where: str) -> str:
+    """env_id as a registration takes it: a non-empty str (TypeError) that gymnasium accepts
+    as the name of ``cypool/<env_id>`` (ValueError otherwise), checked before anything is
+    registered."""
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"{where}: env_id must be a non-empty str, got {env_id!r}")
+    from gymnasium.envs.registration import parse_env_id
+
+    try:
+        namespace, _, _ = parse_env_id(f"cypool/{env_id}")
+    except gym.error.Error:
+        namespace = None
+    if namespace != "cypool":
+        raise ValueError(f"{where}: env_id {env_id!r} is not a valid gymnasium env name (it is "
+                         f"registered as 'cypool/<env_id>'): use letters, digits, '_', '.', "
+                         "':' and '-', optionally ending in -v<version>, e.g. 'MyEnv-v0'")
+    return env_id
+
+
 def register_id(env_id: str) -> None:
     """Register ``cypool/<env_id>`` in gymnasium's registry with a vector entry point
     (``gymnasium.make`` raises a clear error naming ``make_vec``); no-op if it is there."""

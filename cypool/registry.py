@@ -115,8 +115,11 @@ def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..
     ``make_population``, ``list_envs`` and (at ``cypool.registration.register_all``)
     gymnasium's registry. ``module``: see :class:`FamilyEntry` (needed for the Ray
     backend)."""
+    # everything is checked before the family is entered: a failed call registers nothing
     if not isinstance(name, str) or not name:
         raise TypeError("register_family: name must be a non-empty str")
+    if not isinstance(api_version, (int, np.integer)) or isinstance(api_version, bool):
+        raise TypeError(f"register_family: api_version must be an int, got {api_version!r}")
     if api_version != FAMILY_API_VERSION:
         raise ValueError(f"register_family: family {name!r} implements family API version "
                          f"{api_version}, this cypool implements {FAMILY_API_VERSION}")

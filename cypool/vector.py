@@ -550,12 +550,16 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         if self.is_async:
             self._engine.submit(ids, self._flags)
         else:
-            self._in_flight[ids] = True
             if ids.size != self.num_envs:
                 mask = np.zeros(self.num_envs, np.bool_)
                 mask[ids] = True
                 self._ops[~mask] = _OP_NONE
-            self._engine.run()       # failures are reported by recv() with the results
+            self._in_flight[ids] = True
+            try:
+                self._engine.run()   # failures are reported by recv() with the results
+            except BaseException:
+                self._in_flight[ids] = False     # refused before any env ran
+                raise
             self._ready_sync = ids
 
     def _drain_now(self):

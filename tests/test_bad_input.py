@@ -586,7 +586,7 @@ def test_bad_discrete_actions_rejected(atari_pair, case):
 ALE_BAD_ROM = """
 import sys, numpy as np, cypool
 from cypool.atari import games
-games.rom_path = lambda rom: sys.argv[1]
+games.read_rom = lambda rom: (sys.argv[1], open(sys.argv[1], "rb").read())
 try:
     env = cypool.make_vec("Pong-v5", 2, num_threads=1)
     env.reset(seed=0)

@@ -35,11 +35,16 @@ allocates each with its `final_` twin and saves every one at a same-step autores
 
 State: `get_state(ids)`/`set_state(ids, states)` capture and restore an env's whole dynamic
 state (the engine's bookkeeping, its random stream, its output and info rows, and the
-family's part through `_env_state`/`_set_env_state`), as plain picklable values.
+family's part through `_env_state`/`_set_env_state`), as plain picklable values. set_state
+checks and converts every field of every state before it installs any (the family parts,
+which only an emulator can fully check, first, undone if one is refused). run, step_all,
+submit and submit_groups refuse an op for an env with no random stream (never seeded): one C
+pass over the envs with the GIL held, before the batch is released.
 """
 from cython.parallel cimport parallel, threadid
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free, malloc
+from libc.stdio cimport snprintf
 from libc.string cimport memcpy, memset
 cimport numpy as cnp
 
@@ -80,6 +85,143 @@ cdef void _mark(const int64_t* items, Py_ssize_t n, Py_ssize_t group_size, uint8
         else:
             for r in range((-it - 1) * group_size, (-it) * group_size):
                 flags[r] = value
+
+
+cdef int _no_kernel(char* err, const char* name) noexcept nogil:
+    snprintf(err, ERRMSG_LEN,
+             "the pool has no %s kernel: env_reset and env_step are cdef nogil methods, "
+             "overridden only by a cdef class compiled with Cython (a Python subclass of "
+             "Engine cannot; see cypool.api)", name)
+    return ST_ENGINE_ERROR
+
+
+cdef Py_ssize_t _first_unseeded(bitgen_t** rng, const uint8_t* ops, Py_ssize_t n) noexcept:
+    """The first env with an op in `ops` and no random stream, or -1: a kernel would
+    dereference its NULL generator. Runs with the GIL, before a batch is released."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if rng[i] == NULL and ops[i] != OP_NONE:
+            return i
+    return -1
+
+
+cdef Py_ssize_t _first_unseeded_item(bitgen_t** rng, const int64_t* items, Py_ssize_t n,
+                                     Py_ssize_t group_size, Py_ssize_t num_envs) noexcept:
+    """_first_unseeded over queue items (env ids, or -(g + 1) for group g's envs)."""
+    cdef Py_ssize_t k, r
+    cdef int64_t it
+    for k in range(n):
+        it = items[k]
+        if it >= 0:
+            if it < num_envs and rng[it] == NULL:
+                return it
+        else:
+            for r in range((-it - 1) * group_size, (-it) * group_size):
+                if 0 <= r < num_envs and rng[r] == NULL:
+                    return r
+    return -1
+
+
+def _no_stream(Py_ssize_t i):
+    return RuntimeError(f"cypool: env {i} has no random stream: it was never reset (reset() "
+                        "the pool, or give every env a state with set_state(), before "
+                        "stepping)")
+
+
+# ---------------------------------------------------------------------- state checks
+# Checks of one field of a state (get_state's values, or a family's part): each returns the
+# value as a plain Python value of the kind the field holds, or raises ValueError("<what>:
+# ..."). set_state parses a whole state with them before it changes anything, so that what
+# it then installs cannot fail half-way. Families use them in _check_env_state.
+def _show(v):
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def state_int(v, str what, low, high):
+    """An int (numpy integers too, no bool) in [low, high)."""
+    if not isinstance(v, (int, np.integer)) or isinstance(v, (bool, np.bool_)):
+        raise ValueError(f"{what}: must be an int, got {type(v).__name__} {_show(v)}")
+    v = int(v)
+    if not low <= v < high:
+        raise ValueError(f"{what}: must be in [{low}, {high}), got {_show(v)}")
+    return v
+
+
+def state_float(v, str what):
+    """A real number (int, float, numpy scalar; no bool), as a float."""
+    if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(
+            v, (bool, np.bool_)):
+        raise ValueError(f"{what}: must be a number, got {type(v).__name__} {_show(v)}")
+    try:
+        return float(v)
+    except OverflowError:
+        raise ValueError(f"{what}: {_show(v)} does not fit a double") from None
+
+
+def state_bool(v, str what):
+    """A bool (or numpy bool)."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise ValueError(f"{what}: must be a bool, got {type(v).__name__} {_show(v)}")
+    return bool(v)
+
+
+def state_bytes(v, str what, size=None):
+    """A bytes object (of `size` bytes, when given)."""
+    if not isinstance(v, bytes):
+        raise ValueError(f"{what}: must be bytes, got {type(v).__name__}")
+    if size is not None and len(v) != size:
+        raise ValueError(f"{what}: must be {size} bytes, got {len(v)}")
+    return v
+
+
+def state_seq(v, str what, Py_ssize_t n):
+    """A list or tuple of n items, as a list."""
+    if not isinstance(v, (list, tuple)):
+        raise ValueError(f"{what}: must be a list or tuple of {n}, got {type(v).__name__}")
+    if len(v) != n:
+        raise ValueError(f"{what}: must have {n} items, got {len(v)}")
+    return list(v)
+
+
+def state_dict(v, str what, keys):
+    """A dict with exactly these keys."""
+    if not isinstance(v, dict):
+        raise ValueError(f"{what}: must be a dict, got {type(v).__name__}")
+    missing = [k for k in keys if k not in v]
+    extra = [k for k in v if k not in keys]
+    if missing or extra:
+        raise ValueError(f"{what}: " + "; ".join(
+            ([f"missing {missing}"] if missing else []) + ([f"unknown {extra}"] if extra else [])))
+    return v
+
+
+_STATE_FIELDS = ("version", "signature", "elapsed", "done", "episode", "rng", "rows", "step",
+                 "info", "env")
+_I64 = 2**63
+
+
+def _same_signature(a, b):
+    try:
+        return type(a) is tuple and bool(a == b)
+    except Exception:            # a value with no truth (an edited array): not ours
+        return False
+
+
+def _parse_bitgen(v):
+    kind, rng_state = state_seq(v, "rng", 2)
+    if not isinstance(kind, str):
+        raise ValueError(f"rng: the bit generator's name must be a str, got {_show(kind)}")
+    bg_class = getattr(np.random, kind, None)
+    if not (isinstance(bg_class, type) and issubclass(bg_class, np.random.BitGenerator)
+            and bg_class is not np.random.BitGenerator):
+        raise ValueError(f"rng: unknown bit generator {_show(kind)}")
+    try:
+        bg = bg_class()
+        bg.state = rng_state
+    except Exception as exc:    # numpy's own check of the state: TypeError, ValueError, ...
+        raise ValueError(f"rng: not a {kind} state ({type(exc).__name__}: {exc})") from None
+    return bg
 
 
 cdef class Engine:
@@ -125,6 +267,15 @@ cdef class Engine:
         names = tuple(o[0] for o in outputs)
         if len(set(names)) != len(names):
             raise ValueError(f"cypool: output names must be unique, got {names}")
+        # before any per-env allocation (a MemoryError, not pages the OOM killer reaps
+        # later): each env's outputs and their final_ twins, its two info rows, its slot,
+        # stream pointer, batch id, flags and counters (the family's own state comes on top)
+        from cypool._validate import check_pool_memory
+        per_env = (sizeof(Slot) + sizeof(bitgen_t*) + 2 * sizeof(int64_t) + 6
+                   + 8 * 7 + 16 * max(info_width, 1))
+        for _, shape, dtype in outputs:
+            per_env += 2 * int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        check_pool_memory(num_envs, per_env, f"envs of a {type(self).__name__}")
         self.num_envs = num_envs
         self.num_threads = num_threads
         self.max_episode_steps = max_episode_steps
@@ -236,11 +387,13 @@ cdef class Engine:
         """Env i's row of output k (the order of _init_engine's outputs)."""
         return self.out_p[k] + i * self.out_row[k]
 
+    # Engine's own kernels run only for a pool that overrides neither: a Python subclass
+    # cannot (they are cdef methods), so say so instead of failing with no message.
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
-        return ST_ENGINE_ERROR
+        return _no_kernel(self.slots[i].errmsg, b"env_reset")
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
-        return ST_ENGINE_ERROR
+        return _no_kernel(self.slots[i].errmsg, b"env_step")
 
     cdef int thread_init(self, int slot) noexcept nogil:
         """Set up thread slot `slot`'s state, on the thread that will use it; nonzero (with
@@ -482,6 +635,10 @@ cdef class Engine:
         self._check_team()
         if in_flight is not None and in_flight.shape[0] != self.num_envs:
             raise ValueError("cypool: in_flight must have num_envs entries")
+        cdef Py_ssize_t bad = _first_unseeded_item(self.rng, &ids[0], ids.shape[0],
+                                                   self.group_size, self.num_envs)
+        if bad >= 0:
+            raise _no_stream(bad)
         cdef uint8_t* flags = &in_flight[0] if in_flight is not None else NULL
         with nogil:
             if flags != NULL:
@@ -498,6 +655,10 @@ cdef class Engine:
             raise ValueError("cypool: in_flight must have num_envs entries")
         items = -np.asarray(groups, np.int64) - 1
         cdef const int64_t[::1] it = items
+        cdef Py_ssize_t bad = _first_unseeded_item(self.rng, &it[0], it.shape[0],
+                                                   self.group_size, self.num_envs)
+        if bad >= 0:
+            raise _no_stream(bad)
         cdef uint8_t* flags = &in_flight[0] if in_flight is not None else NULL
         with nogil:
             if flags != NULL:
@@ -591,6 +752,9 @@ cdef class Engine:
     # ------------------------------------------------------------------ sync
     def run(self):
         """Apply ops_arr[i] to every env i with the GIL released."""
+        cdef Py_ssize_t bad = _first_unseeded(self.rng, self.ops, self.num_envs)
+        if bad >= 0:
+            raise _no_stream(bad)
         with nogil:
             self.run_all()
 
@@ -600,6 +764,9 @@ cdef class Engine:
         cdef Py_ssize_t i
         if op != OP_STEP and op != OP_STEP_RESET:
             raise ValueError(f"cypool: step_all's op must be a step op, got {op}")
+        for i in range(self.num_envs):       # every env gets an op
+            if self.rng[i] == NULL:
+                raise _no_stream(i)
         with nogil:
             for i in range(self.num_envs):
                 self.ops[i] = OP_RESET if reset_done and self.done[i] else op
@@ -658,12 +825,16 @@ cdef class Engine:
         return None
 
     def _check_env_state(self, Py_ssize_t i, state):
-        """Raise ValueError unless a family part `state` fits env i; change nothing."""
+        """Raise ValueError unless a family part `state` fits env i; change nothing. The
+        check must be complete: every value _set_env_state would refuse or fail to convert
+        is refused here. It may return the part converted to plain values (installed
+        instead of `state`); None installs `state` as it is."""
         if state is not None:
-            raise ValueError("cypool: this family keeps no env state of its own")
+            raise ValueError("this family keeps no env state of its own")
 
     def _set_env_state(self, Py_ssize_t i, state):
-        """Install a family part checked by _check_env_state."""
+        """Install a family part checked by _check_env_state (or, to undo a failed
+        set_state, one _env_state returned)."""
 
     def get_state(self, ids):
         """The whole dynamic state of envs `ids` (one dict each, plain picklable values): the
@@ -696,50 +867,105 @@ cdef class Engine:
 
     def set_state(self, ids, states):
         """Give envs `ids` the states `states` (from get_state of this engine or of one with
-        the same state_signature; any env's state fits any env). Everything is checked
-        before any env changes. Call it with no batch running these envs."""
+        the same state_signature; any env's state fits any env). Every field of every state
+        is checked and converted first (ValueError "cypool: state k: <field>: ..."), and only
+        then installed, so a bad state changes no env. Call it with no batch running these
+        envs."""
         cdef Py_ssize_t i, k
         idx = self._id_list(ids)
+        if not isinstance(states, (list, tuple)):
+            raise ValueError(f"cypool: states must be a list of env states, got "
+                             f"{type(states).__name__}")
         states = list(states)
         if len(states) != len(idx):
             raise ValueError(f"cypool: {len(idx)} env ids but {len(states)} states")
         sig = self.state_signature()
-        gens = []
+        parsed = []
         for k, i in enumerate(idx):
-            st = states[k]
-            if not isinstance(st, dict) or st.get("version") != STATE_VERSION:
-                raise ValueError(f"cypool: state {k} is not an env state of this cypool "
-                                 f"(version {STATE_VERSION})")
-            if st.get("signature") != sig:
-                raise ValueError(f"cypool: state {k} comes from a different kind of env "
-                                 f"({st.get('signature')!r}); this pool's envs are {sig!r}")
-            for name in self.output_names:
-                if len(st["rows"][name]) != self.outputs[name][i].nbytes:
-                    raise ValueError(f"cypool: state {k}: output {name!r} has the wrong size")
-            if len(st["info"]) != self.info[i].nbytes:
-                raise ValueError(f"cypool: state {k}: info row has the wrong size")
-            kind, rng_state = st["rng"]
-            bg_class = getattr(np.random, kind, None)
-            if not (isinstance(bg_class, type) and issubclass(bg_class, np.random.BitGenerator)):
-                raise ValueError(f"cypool: state {k}: unknown bit generator {kind!r}")
-            bg = bg_class()
-            bg.state = rng_state
-            gens.append(bg)
-            self._check_env_state(i, st["env"])
+            try:
+                parsed.append(self._parse_state(i, states[k], sig))
+            except ValueError as exc:
+                raise ValueError(f"cypool: state {k}: {exc}") from None
+        # the family parts first: the only step that may still fail (a third-party pool's
+        # incomplete check, an emulator refusing its bytes); undone on failure
+        old = [self._env_state(i) for i in idx]
+        k = 0
+        try:
+            for k in range(len(idx)):
+                self._set_env_state(idx[k], parsed[k][7])
+        except BaseException as exc:
+            for j in range(k + 1):
+                self._set_env_state(idx[j], old[j])
+            if isinstance(exc, (ValueError, TypeError)):
+                raise ValueError(f"cypool: state {k}: env: {exc}") from None
+            raise
         for k, i in enumerate(idx):
-            st = states[k]
-            self.slots[i].elapsed = st["elapsed"]
-            self.done[i] = st["done"]
-            (self.ep_ret[i], self.ep_len[i], self.last_ret[i], self.last_len[i],
-             self.n_episodes[i], self.n_steps[i]) = st["episode"]
-            self.set_generator(i, gens[k])
-            for name in self.output_names:
-                self.outputs[name][i] = np.frombuffer(
-                    st["rows"][name], self.outputs[name].dtype).reshape(
-                    self.outputs[name].shape[1:])
-            self.rew[i], self.term[i], self.trunc[i], self.info_kind[i] = st["step"]
-            self.info[i] = np.frombuffer(st["info"], np.float64)
-            self._set_env_state(i, st["env"])
+            self._install_state(i, parsed[k])
+
+    def _parse_state(self, Py_ssize_t i, st, sig):
+        """One env state, every field checked against this engine and converted to plain
+        values (ValueError "<field>: ..."); the tuple _install_state installs."""
+        if not isinstance(st, dict):
+            raise ValueError(f"not an env state of this cypool (a dict), got "
+                             f"{type(st).__name__}")
+        version = st.get("version")
+        if type(version) is not int or version != STATE_VERSION:
+            raise ValueError(f"version: not an env state of this cypool (version "
+                             f"{STATE_VERSION}), got {_show(version)}")
+        if not _same_signature(st.get("signature"), sig):
+            raise ValueError(f"signature: the state comes from a different kind of env "
+                             f"({_show(st.get('signature'))}); this pool's envs are {sig!r}")
+        for f in _STATE_FIELDS:
+            if f not in st:
+                raise ValueError(f"{f}: missing")
+        extra = [f for f in st if f not in _STATE_FIELDS]
+        if extra:
+            raise ValueError(f"unknown field(s) {extra}")
+        elapsed = state_int(st["elapsed"], "elapsed", 0, _I64)
+        done = state_bool(st["done"], "done")
+        ep = state_seq(st["episode"], "episode", 6)
+        episode = (state_float(ep[0], "episode[0] (return)"),
+                   state_int(ep[1], "episode[1] (length)", 0, _I64),
+                   state_float(ep[2], "episode[2] (last return)"),
+                   state_int(ep[3], "episode[3] (last length)", 0, _I64),
+                   state_int(ep[4], "episode[4] (episodes)", 0, _I64),
+                   state_int(ep[5], "episode[5] (env steps)", 0, _I64))
+        gen = _parse_bitgen(st["rng"])
+        rows = state_dict(st["rows"], "rows", self.output_names)
+        arrays = []
+        for name in self.output_names:
+            out = self.outputs[name]
+            raw = state_bytes(rows[name], f"rows[{name!r}]", out[i].nbytes)
+            a = np.frombuffer(raw, out.dtype).reshape(out.shape[1:])
+            if out.dtype == np.bool_ and np.frombuffer(raw, np.uint8).max(initial=0) > 1:
+                raise ValueError(f"rows[{name!r}]: not bools")
+            arrays.append(a)
+        sp = state_seq(st["step"], "step", 4)
+        step = (state_float(sp[0], "step[0] (reward)"),
+                state_bool(sp[1], "step[1] (terminated)"),
+                state_bool(sp[2], "step[2] (truncated)"),
+                state_int(sp[3], "step[3] (info kind)", INFO_NONE, INFO_RESET + 1))
+        info = np.frombuffer(state_bytes(st["info"], "info", self.info[i].nbytes), np.float64)
+        try:
+            part = self._check_env_state(i, st["env"])
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"env: {exc}") from None
+        return (elapsed, done, episode, gen, arrays, step, info,
+                st["env"] if part is None else part)
+
+    def _install_state(self, Py_ssize_t i, parsed):
+        """The engine's part of a state _parse_state checked (plain values: cannot fail)."""
+        cdef int k
+        elapsed, done, episode, gen, arrays, step, info, _ = parsed
+        self.slots[i].elapsed = elapsed
+        self.done[i] = done
+        (self.ep_ret[i], self.ep_len[i], self.last_ret[i], self.last_len[i],
+         self.n_episodes[i], self.n_steps[i]) = episode
+        self.set_generator(i, gen)
+        for k, name in enumerate(self.output_names):
+            self.outputs[name][i] = arrays[k]
+        self.rew[i], self.term[i], self.trunc[i], self.info_kind[i] = step
+        self.info[i] = info
 
     def _id_list(self, ids):
         arr = np.arange(self.num_envs, dtype=np.int64) if ids is None else \

@@ -113,7 +113,12 @@ class FamilySpec:
     def pool_class(self):
         if isinstance(self.pool, str):
             mod, _, name = self.pool.partition(":")
-            return getattr(importlib.import_module(mod), name)
+            cls = getattr(importlib.import_module(mod), name, None)
+            if cls is None:
+                raise ImportError(f"{self.env_id}: pool {self.pool!r}: module {mod} has no "
+                                  f"{name}")
+            check_pool_class(cls, f"{self.env_id}: pool {self.pool!r}")
+            return cls
         return self.pool
 
     @property
@@ -121,11 +126,27 @@ class FamilySpec:
         return {"render_modes": list(self.render_modes), "render_fps": self.render_fps}
 
 
+def check_pool_class(cls, where):
+    """A pool class must be a strict subclass of Engine (TypeError)."""
+    from cypool._core._engine import Engine
+
+    if not isinstance(cls, type) or not issubclass(cls, Engine):
+        raise TypeError(f"{where}: pool must be an Engine subclass or 'module:Class' naming "
+                        f"one (a cdef class deriving from cypool.api's Engine), got {cls!r}")
+    if cls is Engine:
+        raise TypeError(f"{where}: pool is Engine itself, which has no env_reset/env_step "
+                        "kernels; derive a cdef class from it")
+
+
 def check_spec(spec: FamilySpec) -> None:
     """TypeError/ValueError for a malformed spec (before it is registered)."""
     where = f"{spec.env_id!r}"
-    if not (isinstance(spec.pool, str) and ":" in spec.pool) and not isinstance(spec.pool, type):
-        raise TypeError(f"{where}: pool must be an Engine subclass or 'module:Class'")
+    if isinstance(spec.pool, str):
+        if ":" not in spec.pool:
+            raise TypeError(f"{where}: pool must be an Engine subclass or 'module:Class', got "
+                            f"{spec.pool!r}")
+    else:
+        check_pool_class(spec.pool, where)
     check_observation_space(spec.observation_space, where)
     check_action_space(spec.action_space, where)
     for name, k in spec.kwargs.items():
@@ -142,8 +163,9 @@ def check_spec(spec: FamilySpec) -> None:
         if not isinstance(key.width, int) or key.width < 1:
             raise ValueError(f"{where}: info key {key.name!r} needs a width >= 1")
         for d in (key.dtype, key.reset_dtype):
-            if d is not None:
-                np.dtype(d)          # TypeError for a non-dtype
+            if d is not None and np.dtype(d).kind not in "biuf":   # TypeError: not a dtype
+                raise TypeError(f"{where}: info key {key.name!r} must have a bool, integer "
+                                f"or float dtype (the kernels write info as doubles), got {d!r}")
     for label, hook in (("check_kwargs", spec.check_kwargs), ("spaces", spec.spaces),
                         ("render", spec.render)):
         if hook is not None and not callable(hook):
@@ -305,9 +327,9 @@ class SpecFamily:
         where = f"{self.spec.env_id}: pool {type(engine).__name__}"
         outputs = getattr(engine, "outputs", None)
         if not isinstance(outputs, dict):
-            raise TypeError(f"{where} has no outputs: its __init__ must call "
-                            "self._init_engine(num_envs, num_threads, max_episode_steps, "
-                            "outputs, info_width)")
+            raise TypeError(f"{where}: its __init__ did not call self._init_engine(num_envs, "
+                            "num_threads, max_episode_steps, [('obs', shape, dtype)], "
+                            "info_width)")
         for name, shape, dtype in obs_outputs(self.single_observation_space):
             got = outputs.get(name)
             want = (n,) + shape

@@ -18,6 +18,7 @@
 #include "ale/environment/stella_environment.hpp"
 #include "ale/emucore/Deserializer.hxx"
 #include "ale/emucore/MD5.hxx"
+#include "ale/emucore/OSystem.hxx"
 #include "ale/emucore/Serializer.hxx"
 #include "ale/games/Roms.hpp"
 
@@ -240,26 +241,39 @@ int cp_ale_rom_info(const char* path, int* minimal, std::size_t* n_minimal, int*
   });
 }
 
+namespace {
+// A reload (loadROM with an empty path) reads the current ROM file again, and ALE exits the
+// process when it is gone or no cartridge: checked first, as for a load.
+int reload_current(ale::ALEInterface* ale) {
+  const int status = check_rom_file(ale->theOSystem->romFile());
+  if (status != CP_ALE_OK) return status;
+  ale->loadROM({});
+  return CP_ALE_OK;
+}
+}  // namespace
+
 int cp_ale_seed(ale::ALEInterface* ale, int seed) noexcept {
   return with_rom(ale, [&]() -> int {
     if (seed < 0) return arg_error("seed must be >= 0");
     ale->setInt("random_seed", seed);
-    ale->loadROM();  // an empty path reloads the current ROM
-    return CP_ALE_OK;
+    return reload_current(ale);
   });
 }
 
 int cp_ale_reload_rom(ale::ALEInterface* ale) noexcept {
-  return with_rom(ale, [&] { ale->loadROM({}); });  // an empty path reloads the current ROM
+  return with_rom(ale, [&] { return reload_current(ale); });
 }
 
 int cp_ale_reload_rom_keep_rng(ale::ALEInterface* ale) noexcept {
-  return with_rom(ale, [&] {
+  return with_rom(ale, [&]() -> int {
     ale::stella::Serializer saved;
     ale->environment->getEnvironmentRNG().saveState(saved);
-    ale->loadROM({});  // a new StellaEnvironment, seeded from "random_seed" ...
+    // a new StellaEnvironment, seeded from "random_seed" ...
+    const int status = reload_current(ale);
+    if (status != CP_ALE_OK) return status;
     ale::stella::Deserializer in(saved.get_str());
     ale->environment->getEnvironmentRNG().loadState(in);  // ... then given the old stream
+    return CP_ALE_OK;
   });
 }
 

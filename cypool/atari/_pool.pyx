@@ -62,9 +62,12 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 cimport numpy as cnp
 from numpy.random.c_distributions cimport random_bounded_uint64
 
+import os
+
 import numpy as np
 
 from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool._core._engine import state_bytes, state_dict, state_int, state_seq
 from cypool.atari._ale.ale_interface cimport ALEInterface
 from cypool.atari._ale.version cimport ALE_VERSION
 from cypool.atari._ale_shim cimport (
@@ -146,8 +149,10 @@ cdef class AlePool(Engine):
     cdef AleEnv* envs
     cdef ResizePlan plan
     cdef object _plan_arrays          # keeps the plan's tables alive
-    cdef bytes _rom
-    cdef const char* rom_c
+    cdef bytes _rom                   # the ROM file's path, as given (messages, signature)
+    cdef bytes _load_path             # where ALE reads the verified bytes: _rom_copy.path
+    cdef readonly object _rom_copy    # games.RomCopy of the verified bytes, for the pool's life
+    cdef const char* rom_c            # _load_path
     cdef int32_t* act_p
     cdef readonly object actions      # (num_envs,) int32 action indices, set by the façade
     cdef int aset[CP_ALE_NUM_ACTIONS]     # ALE action id of each action index
@@ -165,11 +170,15 @@ cdef class AlePool(Engine):
         self.envs = NULL
 
     def __init__(self, str rom_path, Py_ssize_t num_envs, int num_threads,
-                 long long max_episode_steps, dict cfg, dict plan, Py_ssize_t info_width):
+                 long long max_episode_steps, dict cfg, dict plan, Py_ssize_t info_width,
+                 bytes rom_bytes=None):
         """cfg: frame_skip, noop_max, stack_num, gray_scale, img_height, img_width,
         episodic_life, reward_clip, use_fire_reset, full_action_space,
         repeat_action_probability, mode, difficulty (-1: the game's default), ram_info.
-        Every env starts with cfg's per-env options (ENV_OPTIONS) and max_episode_steps."""
+        Every env starts with cfg's per-env options (ENV_OPTIONS) and max_episode_steps.
+        rom_bytes: the contents of rom_path as the caller verified them (games.read_rom);
+        None reads the file here. ALE only ever reads a private copy of these bytes, so a
+        file changed after construction changes nothing."""
         cdef Py_ssize_t i
         cdef int h = cfg["img_height"], w = cfg["img_width"]
         self.stack_num = cfg["stack_num"]
@@ -180,8 +189,14 @@ cdef class AlePool(Engine):
         self.max_steps = max_episode_steps
         self.raw_size = RAW_H * RAW_W * self.channels
         self.frame_size = <Py_ssize_t> self.channels * h * w
+        from cypool.atari import games
         self._rom = rom_path.encode()
-        self.rom_c = self._rom
+        if rom_bytes is None:
+            with open(rom_path, "rb") as f:
+                rom_bytes = f.read()
+        self._rom_copy = games.RomCopy(os.path.basename(rom_path), rom_bytes)
+        self._load_path = self._rom_copy.path.encode()
+        self.rom_c = self._load_path
         self._set_plan(plan)
         # Truncation is done here (EnvPool counts steps since the game was reset, which an
         # episodic-life reset does not restart), so the engine's own limit is off.
@@ -295,6 +310,9 @@ cdef class AlePool(Engine):
                 free(self.envs[i].hsum)
                 free(self.envs[i].acc)
             free(self.envs)
+        if self._rom_copy is not None:     # the ROM copy goes with the pool (a cycle's
+            self._rom_copy.close()         # collection may have cleared it: then it closes
+                                           # itself)
 
     # ------------------------------------------------------------------ Python side
     @property
@@ -620,11 +638,18 @@ cdef class AlePool(Engine):
                 "counters": (e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed)}
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if (not isinstance(state, dict) or not isinstance(state.get("buf0"), bytes)
-                or len(state["buf0"]) != self.raw_size or len(state.get("buf1", b"")) !=
-                self.raw_size or len(state.get("counters", ())) != 5
-                or not isinstance(state.get("ale"), (bytes, type(None)))):
-            raise ValueError("cypool: not an Atari env state of this game and frame format")
+        # ALE's own bytes can only be checked by loading them: set_state undoes a refusal
+        w = "Atari state"
+        st = state_dict(state, w, ("ale", "buf0", "buf1", "counters"))
+        lives, steps, lost, pending, seed = state_seq(st["counters"], f"{w} counters", 5)
+        return {"ale": None if st["ale"] is None else state_bytes(st["ale"], f"{w} ale"),
+                "buf0": state_bytes(st["buf0"], f"{w} buf0", self.raw_size),
+                "buf1": state_bytes(st["buf1"], f"{w} buf1", self.raw_size),
+                "counters": (state_int(lives, f"{w} lives", -2**31, 2**31),
+                             state_int(steps, f"{w} game steps", 0, 2**63),
+                             state_int(lost, f"{w} life lost", 0, 2),
+                             state_int(pending, f"{w} seed pending", 0, 2),
+                             state_int(seed, f"{w} ALE seed", -2**31, 2**31))}
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef AleEnv* e = &self.envs[i]
@@ -639,9 +664,9 @@ cdef class AlePool(Engine):
                     rc = self._load(&row, e)
                 if rc != ST_OK:
                     raise RuntimeError(f"cypool: env {i}: {row.err.decode()}")
-            if cp_ale_load_state(e.ale, ale, len(ale)) != CP_ALE_OK:
-                raise RuntimeError(f"cypool: ALE cannot restore env {i}'s state: "
-                                   f"{cp_ale_last_error().decode()}")
+            if cp_ale_load_state(e.ale, ale, len(ale)) != CP_ALE_OK:   # bytes it refuses
+                raise ValueError(f"ALE cannot restore env {i}'s state: "
+                                 f"{cp_ale_last_error().decode()}")
         memcpy(e.buf0, <const char*> state["buf0"], self.raw_size)
         memcpy(e.buf1, <const char*> state["buf1"], self.raw_size)
         e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed = state["counters"]

@@ -4,8 +4,10 @@
 EnvPool's defaults:
 
     stack_num=4            frames per observation, oldest first
-    frame_skip=4           emulator frames per step (rewards summed; max of the last two)
-    noop_max=30            a reset plays U[1, noop_max] no-ops (one fewer when it presses FIRE)
+    frame_skip=4           emulator frames per step (rewards summed; max of the last two);
+                           at most 1,000 (one env's step runs them natively, past Ctrl-C)
+    noop_max=30            a reset plays U[1, noop_max] no-ops (one fewer when it presses FIRE);
+                           at most 10,000 (likewise)
     episodic_life=False    a life loss ends the episode; the next reset continues the game
     zero_discount_on_life_loss=False   accepted for EnvPool compatibility; it only changes
                            dm_env's discount, which gymnasium's API does not have
@@ -50,7 +52,9 @@ import gymnasium as gym
 
 from cypool.atari import games
 from cypool.errors import check_known_kwargs
-from cypool._validate import check_discrete_actions, check_limit, check_number, is_int
+from cypool._validate import (MAX_ATARI_FRAME_SKIP, MAX_ATARI_NOOP_MAX, MIN_ENV_BYTES,
+                              check_count, check_discrete_actions, check_limit, check_number,
+                              check_pool_memory, is_int)
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
 
@@ -99,6 +103,11 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
         if not low <= v < 2**31:
             raise ValueError(f"{k} must be in [{low}, 2**31), got {v}")
         kw[k] = int(v)
+    # loops one env's step / reset runs natively, where Ctrl-C cannot stop them
+    kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1, MAX_ATARI_FRAME_SKIP,
+                                   "emulator frames per agent step")
+    kw["noop_max"] = check_count("noop_max", kw["noop_max"], 0, MAX_ATARI_NOOP_MAX,
+                                 "no-op frames a reset may play")
     if kw["info_keys"] not in INFO_NAMES:
         raise ValueError(f"info_keys must be one of {sorted(INFO_NAMES)}, got "
                          f"{kw['info_keys']!r}")
@@ -125,6 +134,16 @@ def _check_limit(limit):
     return MAX_EPISODE_STEPS if limit is None else check_limit(limit)
 
 
+def _check_memory(env_id, num_envs, kw):
+    """MemoryError before anything per env is built when the pool's frame stacks (and their
+    final_ twins) and the two raw screens each env max-pools cannot fit in this process
+    (a lower bound: ALE's own state comes on top)."""
+    channels = 1 if kw["gray_scale"] else 3
+    stack = kw["stack_num"] * channels * kw["img_height"] * kw["img_width"]
+    check_pool_memory(num_envs, MIN_ENV_BYTES + 2 * stack + 2 * RAW_H * RAW_W * channels,
+                      f"{env_id} envs")
+
+
 class AtariFamily:
     """Everything the façade needs for one Atari pool (see cypool/vector.py).
 
@@ -138,7 +157,8 @@ class AtariFamily:
         rom = games.rom_of(env_id)
         self.env_id = env_id
         self.kwargs = kw = merge_kwargs(env_id, kwargs)
-        path = games.rom_path(rom)
+        _check_memory(env_id, num_envs, kw)
+        path, rom_bytes = games.read_rom(rom)     # the pool loads these verified bytes
         max_episode_steps = _check_limit(max_episode_steps)
         self._env_kwargs = [kw] * num_envs     # each env's complete options (shared dicts)
         if member_kwargs is not None:
@@ -168,7 +188,8 @@ class AtariFamily:
         self.info_layout = layout
         h, w = kw["img_height"], kw["img_width"]
         plan = make_plan(RAW_H, RAW_W, h, w, kw["use_inter_area_resize"])
-        self.engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width)
+        self.engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width,
+                              rom_bytes)
         if member_kwargs is not None:
             # one set_env_options per distinct configuration (mode/difficulty checked there)
             groups = {}

@@ -20,6 +20,7 @@ from numpy.random.c_distributions cimport random_uniform
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK
+from cypool._core._engine import state_float, state_seq
 
 cnp.import_array()
 
@@ -106,8 +107,8 @@ cdef class CartPolePool(Engine):
         return [float(self.state[4 * i + k]) for k in range(4)]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if not isinstance(state, list) or len(state) != 4:
-            raise ValueError("cypool: not a CartPole env state")
+        return [state_float(v, f"CartPole state[{k}]")
+                for k, v in enumerate(state_seq(state, "CartPole state", 4))]
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef int k

@@ -17,6 +17,7 @@ from numpy.random.c_distributions cimport random_uniform
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK
+from cypool._core._engine import state_float, state_seq
 
 cnp.import_array()
 
@@ -95,8 +96,8 @@ cdef class MountainCarPool(Engine):
         return [float(self.state[2 * i]), float(self.state[2 * i + 1])]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if not isinstance(state, list) or len(state) != 2:
-            raise ValueError("cypool: not a MountainCar env state")
+        return [state_float(v, f"MountainCar state[{k}]")
+                for k, v in enumerate(state_seq(state, "MountainCar state", 2))]
 
     def _set_env_state(self, Py_ssize_t i, state):
         self.state[2 * i], self.state[2 * i + 1] = state

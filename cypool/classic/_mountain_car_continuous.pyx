@@ -27,6 +27,7 @@ from numpy.random.c_distributions cimport random_uniform
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK
+from cypool._core._engine import state_float, state_int, state_seq
 
 cnp.import_array()
 
@@ -223,8 +224,10 @@ cdef class MountainCarContinuousPool(Engine):
         return [float(self.state[2 * i]), float(self.state[2 * i + 1]), int(self.s32[i])]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if not isinstance(state, list) or len(state) != 3 or state[2] not in (0, 1):
-            raise ValueError("cypool: not a MountainCarContinuous env state")
+        p, v, s32 = state_seq(state, "MountainCarContinuous state", 3)
+        return [state_float(p, "MountainCarContinuous state[0]"),
+                state_float(v, "MountainCarContinuous state[1]"),
+                state_int(s32, "MountainCarContinuous state[2] (float32 state)", 0, 2)]
 
     def _set_env_state(self, Py_ssize_t i, state):
         self.state[2 * i], self.state[2 * i + 1], self.s32[i] = state

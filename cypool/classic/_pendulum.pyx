@@ -21,6 +21,7 @@ from numpy.random.c_distributions cimport random_uniform
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK
+from cypool._core._engine import state_float, state_int, state_seq
 
 cnp.import_array()
 
@@ -124,8 +125,9 @@ cdef class PendulumPool(Engine):
         return [float(self.state[2 * i]), float(self.state[2 * i + 1]), int(self.f32[i])]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if not isinstance(state, list) or len(state) != 3:
-            raise ValueError("cypool: not a Pendulum env state")
+        th, thdot, f32 = state_seq(state, "Pendulum state", 3)
+        return [state_float(th, "Pendulum state[0]"), state_float(thdot, "Pendulum state[1]"),
+                state_int(f32, "Pendulum state[2] (float32 action)", 0, 2)]
 
     def _set_env_state(self, Py_ssize_t i, state):
         self.state[2 * i], self.state[2 * i + 1], self.f32[i] = state

@@ -233,7 +233,7 @@ class RayVectorEnv(VectorEnv):
                  max_episode_steps: int | None = None, batch_size: int | None = None,
                  ray_init_kwargs: dict | None = None, actor_options: dict | None = None,
                  start_timeout: float = 60.0, **task_kwargs):
-        from cypool._validate import check_num_envs, env_id_of
+        from cypool._validate import check_pool_size, env_id_of
         from cypool.registry import family_for
 
         # state that close() relies on comes first: a failed start still shuts actors down
@@ -251,7 +251,7 @@ class RayVectorEnv(VectorEnv):
             from cypool.mujoco.family import user_task_module
 
             mujoco_task = user_task_module(env_id)
-        check_num_envs(num_envs)
+        check_pool_size(num_envs, memory=False)    # each actor checks its own block
         num_workers = check_int("num_workers", num_workers, 1, num_envs, closed_high=True)
         if num_threads is not None:
             num_threads = check_int("num_threads (per worker)", num_threads, 1,

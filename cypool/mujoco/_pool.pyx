@@ -25,6 +25,7 @@ from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_delet
 from cypool.mujoco._task cimport (MjEnv, MjTask, MJ_TASK_ABI, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state,
                                   cp_load_xml, cp_make_data)
+from cypool._core._engine import state_bytes, state_dict, state_float, state_int, state_seq
 from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
 
 cnp.import_array()
@@ -55,6 +56,8 @@ cdef extern from "_mj_render.h" nogil:
     int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* cams,
                          const long long* ids, long long n, int camera_id, int channels_first,
                          unsigned char* out, char* err, int errlen)
+
+_C_INT = 2**31         # the range of a C int field of an env state
 
 # MUJOCO_GL values (the family parses the variable) and the names of the backends
 GL_BACKENDS = {"auto": CP_GL_AUTO, "egl": CP_GL_EGL, "osmesa": CP_GL_OSMESA}
@@ -388,10 +391,23 @@ cdef class MjPool(Engine):
                 "act_f32": int(self.f32_p[i])}
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if (not isinstance(state, dict) or not isinstance(state.get("buffer"), bytes)
-                or len(state["buffer"]) != self.d[i].nbuffer
-                or len(state.get("warnings", ())) != mjNWARNING):
-            raise ValueError("cypool: not a MuJoCo env state of this model")
+        cdef int k
+        if self.m.nplugin > 0:
+            raise ValueError("env states of models with plugins are not supported")
+        w = "MuJoCo state"
+        st = state_dict(state, w, ("buffer", "time", "warnings", "warn", "act_f32"))
+        warnings = []
+        for k, pair in enumerate(state_seq(st["warnings"], f"{w} warnings", mjNWARNING)):
+            lastinfo, number = state_seq(pair, f"{w} warnings[{k}]", 2)
+            warnings.append((state_int(lastinfo, f"{w} warnings[{k}][0]", -_C_INT, _C_INT),
+                             state_int(number, f"{w} warnings[{k}][1]", -_C_INT, _C_INT)))
+        before, count = state_seq(st["warn"], f"{w} warn", 2)
+        return {"buffer": state_bytes(st["buffer"], f"{w} buffer", self.d[i].nbuffer),
+                "time": state_float(st["time"], f"{w} time"),
+                "warnings": warnings,
+                "warn": (state_int(before, f"{w} warn[0]", -_C_INT, _C_INT),
+                         state_int(count, f"{w} warn[1]", -2**63, 2**63)),
+                "act_f32": state_int(st["act_f32"], f"{w} act_f32", 0, 2)}
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef mjData* d = self.d[i]

@@ -12,7 +12,8 @@ import mujoco
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
-from cypool._validate import C_INT_END, check_int, is_number
+from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, check_count, check_int,
+                              check_pool_memory, is_number)
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
 
@@ -79,16 +80,24 @@ def register_task(env_id: str, module: str) -> None:
     cypool.registration.register_all(), the Ray backend, whose actors register the task
     again: ``module`` must be importable there).
     """
-    if not isinstance(env_id, str) or not env_id:
-        raise TypeError("register_task: env_id must be a non-empty str")
+    # everything is checked before the task is entered: a failed call registers nothing
     from cypool.registry import list_envs
+    from cypool.registration import check_env_id
+
+    check_env_id(env_id, "register_task")
     if env_id in TASKS or env_id in list_envs():
         raise ValueError(f"register_task: {env_id!r} is already served")
+    if not isinstance(module, str) or not module:
+        raise TypeError(f"register_task: module must be an importable module name (str), got "
+                        f"{module!r}")
     mod = importlib.import_module(module)
     missing = [name for name in TASK_API if not hasattr(mod, name)]
     if missing:
         raise TypeError(f"register_task: {module} lacks {missing} (see cypool.mujoco."
                         "register_task's documentation for a task module's shape)")
+    if not isinstance(mod.DEFAULTS, dict):
+        raise TypeError(f"register_task: {module}.DEFAULTS must be a dict, got "
+                        f"{type(mod.DEFAULTS).__name__}")
     for key in ("xml_file", "frame_skip"):
         if key not in mod.DEFAULTS:
             raise TypeError(f"register_task: {module}.DEFAULTS must have {key!r}")
@@ -162,7 +171,14 @@ def merge_kwargs(env_id, mod, kwargs):
                 pair = ()
             if len(pair) != 2 or any(isinstance(x, (bool, np.bool_, str)) for x in v):
                 raise TypeError(f"{k} must be a pair of numbers (low, high), got {v!r}")
-    kw["frame_skip"] = check_int("frame_skip", kw["frame_skip"], 1, C_INT_END)
+            # gymnasium clips and compares with it as given (NaN rewards, or never healthy);
+            # a range with a NaN end means nothing, so it is refused (open ends: +-inf)
+            if any(x != x for x in pair):
+                raise ValueError(f"{k} must be a (low, high) pair without NaN ends (use -inf "
+                                 f"or inf for an open end), got {v!r}")
+    # one env's step runs frame_skip MuJoCo steps natively, where Ctrl-C cannot stop them
+    kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1, MAX_MUJOCO_FRAME_SKIP,
+                                   "MuJoCo steps per env step")
     for k, v in kw.items():
         if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float) and not is_number(v):
             raise TypeError(f"{k} must be a number, got {type(v).__name__}")
@@ -236,6 +252,11 @@ class MujocoFamily:
         warn_if_inexact_dot(env_id, getattr(mod, "DOT_KEYS", ()))
         prm, obs_dim = mod.configure(model, kw)
         self._obs_dim = obs_dim
+        # before anything per env: each env's mjData buffer (its arena comes on top), its
+        # observation and final observation, its parameter row and scratch
+        check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
+                          + 8 * (2 * obs_dim + len(prm) + model.nq + model.nv),
+                          f"{env_id} envs")
         rows = [prm] * num_envs
         if member_kwargs is not None:  # one kwargs dict per env (populations)
             rows = [self._row({**kwargs, **extra}) for extra in member_kwargs]
