@@ -55,12 +55,13 @@ PRELUDE = textwrap.dedent(r"""
 """)
 
 
-def _run(body, env=None, timeout=120 * SLOW):
+def _run(body, env=None, timeout=120 * SLOW, pre=""):
     full = dict(os.environ)
     full.pop("MUJOCO_GL", None)
     full.pop("PYOPENGL_PLATFORM", None)
     full.update(env or {})
-    out = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(body)], env=full,
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(pre) + PRELUDE +
+                          textwrap.dedent(body)], env=full,
                          capture_output=True, text=True, timeout=timeout)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out.stdout
@@ -137,6 +138,33 @@ def test_fork_child_of_a_process_without_gl_renders():
     assert out.strip().endswith("ok"), out
 
 
+def test_fork_child_of_a_process_that_rendered_with_gymnasium_refuses_to_render():
+    """GL started outside cypool (gymnasium's renderer, through PyOpenGL) counts too: the
+    GL driver is loaded at the fork. Under MUJOCO_GL=egl, import mujoco initialises an EGL
+    display without loading a driver: a child of a process that did only that renders."""
+    out = _run(r"""
+        import gymnasium as gym
+
+        def render_in_child():
+            own = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            assert own.render()[0].shape == (480, 480, 3)
+
+        def refused_in_child():
+            own = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            expect_fork_refusal(own.render)
+
+        assert in_child(render_in_child, 60 * SLOW) == 0
+        env = gym.make("Hopper-v5", render_mode="rgb_array")
+        env.reset(seed=0)
+        env.render()
+        assert in_child(refused_in_child, 60 * SLOW) == 0
+        print("ok")
+    """, env={"MUJOCO_GL": "egl"})
+    assert out.strip().endswith("ok"), out
+
+
 def test_fork_closed_env_error_names_spawn_and_forkserver():
     out = _run(r"""
         env = cypool.make_vec("Hopper-v5", 2, num_threads=1)
@@ -209,11 +237,25 @@ def test_gl_contexts_under_an_address_space_limit_never_crash():
 
 
 # ---------------------------------------------------------------------- MUJOCO_GL at import
-@pytest.mark.parametrize("gl", ["bogus", "osmesa", "glfw", "egl"])
+# a machine without libOSMesa, as PyOpenGL (which mujoco's import uses) sees it
+NO_OSMESA = r"""
+    import ctypes
+    _cdll_init = ctypes.CDLL.__init__
+    def _no_osmesa(self, name, *args, **kwargs):
+        if name and "OSMesa" in str(name):
+            raise OSError(f"{name}: cannot open shared object file (simulated)")
+        _cdll_init(self, name, *args, **kwargs)
+    ctypes.CDLL.__init__ = _no_osmesa
+"""
+
+
+@pytest.mark.parametrize("gl", ["bogus", "osmesa", "osmesa-no-lib", "glfw", "egl"])
 def test_mujoco_gl_cannot_break_import_or_pools_that_do_not_render(gl):
-    """Whatever MUJOCO_GL says (a bad value; osmesa where libOSMesa may be missing), import
+    """Whatever MUJOCO_GL says (a bad value; osmesa where libOSMesa is missing), import
     cypool and making and stepping CartPole, Atari and MuJoCo pools work; the first MuJoCo
     render gives cypool's clear error for a bad value."""
+    pre = NO_OSMESA if gl == "osmesa-no-lib" else ""
+    gl = gl.replace("-no-lib", "")
     out = _run(r"""
         import gymnasium
         gl = os.environ["MUJOCO_GL"]
@@ -241,5 +283,5 @@ def test_mujoco_gl_cannot_break_import_or_pools_that_do_not_render(gl):
         else:
             assert gl in ("osmesa", "egl"), gl
         print("ok")
-    """, env={"MUJOCO_GL": gl})
+    """, env={"MUJOCO_GL": gl}, pre=pre)
     assert out.strip().endswith("ok"), out

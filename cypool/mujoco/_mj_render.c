@@ -133,11 +133,13 @@ static char OSMESA_NAME[256] = "";
 static int GL_USED = 0;
 static int GL_INHERITED = 0;
 
-/* Driver-level libraries: loaded when a GL display or context is set up, not merely when
- * the dispatch libraries (libGL, libEGL, libOpenGL) are. */
+/* The drivers themselves (Mesa's DRI/gallium drivers, OSMesa, NVIDIA's): loaded when a
+ * display's screen or a context is made, not merely with the dispatch libraries (libGL,
+ * libEGL) or Mesa's EGL front end (an EGL display initialised by `import mujoco` under
+ * MUJOCO_GL=egl loads libEGL_mesa only, and no driver thread exists yet). */
 static int gl_driver_found(struct dl_phdr_info* info, size_t size, void* data) {
-  static const char* names[] = {"libEGL_", "libGLX_", "libOSMesa", "libgallium", "_dri.so",
-                                "libnvidia-glcore", "libnvidia-eglcore"};
+  static const char* names[] = {"_dri.so", "libgallium", "libOSMesa", "libEGL_nvidia",
+                                "libGLX_nvidia", "libnvidia-glcore", "libnvidia-eglcore"};
   const char* base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
   (void)size;
   base = base ? base + 1 : info->dlpi_name;

@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 import gymnasium as gym
-import mujoco
+
+from cypool._mujoco_import import import_mujoco
 
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
@@ -15,6 +16,8 @@ from cypool.errors import check_known_kwargs
 from cypool._validate import C_INT_END, check_int, is_number
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
+
+mujoco = import_mujoco()        # MUJOCO_GL cannot break it (read at the first render)
 
 # module name under cypool.mujoco.tasks for each id
 TASKS = {
