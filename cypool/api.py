@@ -31,8 +31,8 @@ The pool's Python side, which register_env checks at every construction:
     ``_check_env_state`` must be complete: it raises ValueError for every value that
     ``_set_env_state`` would refuse or fail to convert, and changes nothing; it may return
     the state converted to plain values, which is then what ``_set_env_state`` gets (None:
-    the state as given). ``cypool._core._engine``'s ``state_int``, ``state_float``,
-    ``state_bool``, ``state_bytes``, ``state_seq`` and ``state_dict`` check one value each.
+    the state as given). ``state_int``, ``state_float``, ``state_bool``, ``state_bytes``,
+    ``state_seq`` and ``state_dict`` (exported here) check one value each.
     set_state installs the engine's part of a state only once every env's part is
     installed; should ``_set_env_state`` still raise, the parts already installed are put
     back (from ``_env_state``) and nothing changes.
@@ -55,9 +55,12 @@ from cypool import registry
 from cypool._core.spec import (FamilySpec, InfoKey, Kwarg, SpecFamily, check_pool_class,
                                check_spec, complete_kwargs)
 from cypool._validate import check_int, is_int
+from cypool._core._engine import (state_bool, state_bytes, state_dict,  # noqa: F401
+                                  state_float, state_int, state_seq)
 
 __all__ = ["API_VERSION", "register_env", "register_spec", "unregister_env", "FamilySpec",
-           "Kwarg", "InfoKey", "extension_kwargs", "cython_directives", "get_include"]
+           "Kwarg", "InfoKey", "extension_kwargs", "cython_directives", "get_include",
+           "state_int", "state_float", "state_bool", "state_bytes", "state_seq", "state_dict"]
 
 API_VERSION = 1
 

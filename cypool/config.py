@@ -20,10 +20,9 @@ def show_config(file=None) -> dict:
     import sys
 
     import numpy
-    import mujoco
 
     import cypool
-
+    from cypool._mujoco_import import import_mujoco
     from cypool import _numpy_blas
     from cypool._core import _openmp
     from cypool.mujoco import _pool as _mjpool
@@ -39,7 +38,7 @@ def show_config(file=None) -> dict:
         "numpy": numpy.__version__,
         "mujoco_compiled": _mjpool.HEADER_VERSION,
         "mujoco_runtime": _mjpool.runtime_version()[1],
-        "mujoco_python": mujoco.__version__,
+        "mujoco_python": import_mujoco().__version__,
         "numpy_dot": _numpy_blas.ROUTINE.describe(),
     }
     try:

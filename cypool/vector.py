@@ -135,8 +135,12 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             if getattr(self, "_parent_pid", None) is not None:
                 raise ClosedEnvError(
                     f"cypool: this {self.env_id} env belongs to process {self._parent_pid}, "
-                    "which forked this one; its worker threads do not exist here. Make new "
-                    "envs in the child (or start children with the 'spawn' method)")
+                    "which forked this one; its worker threads do not exist here. Start "
+                    "child processes with the 'spawn' or 'forkserver' method "
+                    "(multiprocessing.get_context('spawn')), or make new envs in the child: "
+                    "they step, but cannot render MuJoCo if an ancestor process had started "
+                    "OpenGL (its GL driver's threads do not exist in a forked child; fork "
+                    "before the first render instead)")
             raise ClosedEnvError(f"cypool: this {self.env_id} env is closed")
 
     def _parse_seeds(self, seed):

@@ -21,7 +21,7 @@ from numpy.random.c_distributions cimport random_uniform
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK
-from cypool._core._engine import state_float, state_int, state_seq
+from cypool.api import state_float, state_int, state_seq
 
 cnp.import_array()
 

@@ -1,7 +1,9 @@
 """MuJoCo family: gymnasium's v5 tasks stepped in native threads."""
 import os as _os
 
-import mujoco as _mujoco  # loads libmujoco.so (our extensions resolve it by soname)
+from cypool._mujoco_import import import_mujoco as _import_mujoco
+
+_mujoco = _import_mujoco()  # loads libmujoco.so (our extensions resolve it by soname)
 
 from cypool.mujoco import _pool
 from cypool.mujoco.family import extension_kwargs, register_task, unregister_task  # noqa: F401

@@ -34,10 +34,14 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "_mj_guard.h"
 #include "_mj_render.h"
@@ -120,6 +124,209 @@ static pthread_mutex_t CREATE_LOCK = PTHREAD_MUTEX_INITIALIZER;
 static char EGL_NAME[256] = "";     /* cp_gl_set_libraries: tests */
 static char OSMESA_NAME[256] = "";
 
+/* Fork safety. A GL driver starts threads (llvmpipe's rasterizers, shader compilers) and
+ * holds locks that a fork child inherits without the threads: a context made or used in the
+ * child waits forever on them (pthread_cond_wait inside Mesa). GL_USED: this process or an
+ * ancestor started GL (a renderer was attempted, or, at a fork, a GL driver library was
+ * loaded, e.g. by PyOpenGL for gymnasium's renderer); GL_INHERITED: this process is a fork
+ * child of such a process. Both only ever go from 0 to 1. */
+static int GL_USED = 0;
+static int GL_INHERITED = 0;
+
+/* The drivers themselves (Mesa's DRI/gallium drivers, OSMesa, NVIDIA's): loaded when a
+ * display's screen or a context is made, not merely with the dispatch libraries (libGL,
+ * libEGL) or Mesa's EGL front end (an EGL display initialised by `import mujoco` under
+ * MUJOCO_GL=egl loads libEGL_mesa only, and no driver thread exists yet). */
+static int gl_driver_found(struct dl_phdr_info* info, size_t size, void* data) {
+  static const char* names[] = {"_dri.so", "libgallium", "libOSMesa", "libEGL_nvidia",
+                                "libGLX_nvidia", "libnvidia-glcore", "libnvidia-eglcore"};
+  const char* base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+  (void)size;
+  base = base ? base + 1 : info->dlpi_name;
+  if (!base) return 0;
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    if (strstr(base, names[k])) {
+      *(int*)data = 1;
+      return 1;
+    }
+  return 0;
+}
+
+static void atfork_prepare(void) {
+  int found = 0;
+  if (__atomic_load_n(&GL_USED, __ATOMIC_SEQ_CST)) return;
+  dl_iterate_phdr(gl_driver_found, &found);
+  if (found) __atomic_store_n(&GL_USED, 1, __ATOMIC_SEQ_CST);
+}
+
+static void atfork_child(void) {
+  if (GL_USED) GL_INHERITED = 1;
+}
+
+__attribute__((constructor)) static void register_atfork(void) {
+  pthread_atfork(atfork_prepare, NULL, atfork_child);
+}
+
+int cp_gl_inherited(void) { return __atomic_load_n(&GL_INHERITED, __ATOMIC_SEQ_CST); }
+
+static void fork_refusal(char* err, int errlen) {
+  snprintf(err, (size_t)errlen, "this process is a fork child of a process that had started "
+           "OpenGL (rendered, or loaded a GL driver), and a GL driver's threads and locks do not "
+           "survive fork(): rendering here would hang. Start child processes with the 'spawn' "
+           "or 'forkserver' method (multiprocessing.get_context('spawn')), or fork before the "
+           "first render");
+}
+
+/* ------------------------------------------------------------------ memory headroom
+ * Mesa does not check its allocations: a context made without room enough dies inside Mesa
+ * (SIGSEGV in mjr_makeContext, SIGABRT from LLVM's JIT at the first draw). So before making
+ * contexts, their cost is checked against RLIMIT_AS, a trial reservation, MemAvailable and
+ * the cgroup's memory.max. Costs measured with Mesa 22.3's llvmpipe (Hopper-v5, 84x84 and
+ * 480x480 frames, shadow maps 1024-8192): the first context of a process ~560 MB of address
+ * space and ~180 MB resident (Mesa, LLVM and the screen), each further one ~40 MB plus the
+ * shadow map (shadowsize^2 x 4 bytes: 64 MB at MuJoCo's default 4096) plus the offscreen
+ * buffers, resident too; llvmpipe's rasterizer threads add their stacks (address only). */
+#define MIB (1024.0 * 1024.0)
+#define FIRST_ADDR (480 * MIB)
+#define FIRST_RSS (160 * MIB)
+#define CONTEXT_FIXED (48 * MIB)
+
+static double context_bytes(const mjModel* m, int w, int h) {
+  double shadow = (double)m->vis.quality.shadowsize * m->vis.quality.shadowsize * 4;
+  double ow = m->vis.global.offwidth > w ? m->vis.global.offwidth : w;
+  double oh = m->vis.global.offheight > h ? m->vis.global.offheight : h;
+  double samples = m->vis.quality.offsamples > 1 ? m->vis.quality.offsamples : 1;
+  /* offscreen colour + depth, multisampled and resolved; the frame's own buffers */
+  return CONTEXT_FIXED + shadow + ow * oh * 8 * (samples + 1) + (double)w * h * 24;
+}
+
+/* A new thread's stack (glibc: RLIMIT_STACK's soft limit, 8 MB when unlimited). */
+static double stack_size(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    return (double)rl.rlim_cur;
+  return 8 * MIB;
+}
+
+/* llvmpipe's rasterizer threads of one context (LP_NUM_THREADS, else one per CPU). */
+static double thread_stacks(void) {
+  const char* env = getenv("LP_NUM_THREADS");
+  long n = env && *env ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 0) n = 0;
+  if (n > 64) n = 64;
+  return n * (stack_size() + MIB);
+}
+
+/* A number from a "key: value kB" line of /proc/meminfo (bytes), or -1. */
+static double meminfo(const char* key) {
+  char line[256];
+  double v = -1;
+  size_t n = strlen(key);
+  FILE* f = fopen("/proc/meminfo", "r");
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, key, n) == 0) {
+      v = atof(line + n) * 1024;
+      break;
+    }
+  fclose(f);
+  return v;
+}
+
+static double vm_size(void) {
+  long long pages = -1;
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (!f) return -1;
+  if (fscanf(f, "%lld", &pages) != 1) pages = -1;
+  fclose(f);
+  return pages < 0 ? -1 : (double)pages * sysconf(_SC_PAGESIZE);
+}
+
+/* The cgroup v2 memory left (memory.max - memory.current), or -1 for no limit. */
+static double cgroup_left(void) {
+  char line[1024], path[1200];
+  double max = -1, cur = -1;
+  FILE* f = fopen("/proc/self/cgroup", "r");
+  if (!f) return -1;
+  path[0] = 0;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "0::", 3) == 0) {
+      line[strcspn(line, "\n")] = 0;
+      snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", line + 3);
+      break;
+    }
+  fclose(f);
+  if (!path[0] || !(f = fopen(path, "r"))) return -1;
+  if (fgets(line, sizeof line, f) && strncmp(line, "max", 3) != 0) max = atof(line);
+  fclose(f);
+  if (max < 0) return -1;
+  strcpy(strrchr(path, '/'), "/memory.current");
+  if (!(f = fopen(path, "r"))) return -1;
+  if (fgets(line, sizeof line, f)) cur = atof(line);
+  fclose(f);
+  return cur < 0 ? -1 : max - cur;
+}
+
+static int libraries_loaded(void) { return EGL.display != NULL || OSM.lib != NULL; }
+
+/* extra: address space taken before the contexts are made (worker threads' own stacks and
+ * malloc arenas). */
+static int headroom_locked(const mjModel* m, int w, int h, int n, double extra, char* err,
+                           int errlen) {
+  double one = context_bytes(m, w, h), first = libraries_loaded() ? 0 : 1;
+  double rss = first * FIRST_RSS + n * one;
+  double addr = first * FIRST_ADDR + n * (one + thread_stacks()) + extra;
+  double left;
+  struct rlimit rl;
+  const char* what = NULL;
+  char why[200] = "";
+  addr += addr / 8 + 32 * MIB;     /* margin: the costs vary with the driver and the model */
+  rss += rss / 8 + 32 * MIB;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && vm_size() >= 0 &&
+      (left = (double)rl.rlim_cur - vm_size()) < addr) {
+    what = "address space";
+    snprintf(why, sizeof why, "%.0f MB of RLIMIT_AS (%.0f MB) left", left > 0 ? left / MIB : 0,
+             (double)rl.rlim_cur / MIB);
+  }
+  if (!what) {
+    void* p = mmap(NULL, (size_t)addr, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+      what = "address space";
+      snprintf(why, sizeof why, "a trial reservation of that size failed");
+    } else {
+      munmap(p, (size_t)addr);
+    }
+  }
+  if (!what && (left = meminfo("MemAvailable:")) >= 0 && left < rss) {
+    what = "memory";
+    snprintf(why, sizeof why, "%.0f MB available (MemAvailable)", left / MIB);
+  }
+  if (!what && (left = cgroup_left()) >= 0 && left < rss) {
+    what = "memory";
+    snprintf(why, sizeof why, "%.0f MB left under the cgroup's memory.max", left / MIB);
+  }
+  if (!what) return 0;
+  snprintf(err, (size_t)errlen, "not enough memory for %d more MuJoCo GL context%s (%dx%d "
+           "frames, shadow map %d): they need about %.0f MB of %s, %s. Render with fewer "
+           "threads (num_threads), smaller frames, or a smaller shadow map (the model's "
+           "<visual><quality shadowsize=.../>), or free memory", n, n == 1 ? "" : "s", w, h,
+           m->vis.quality.shadowsize, (!strcmp(what, "memory") ? rss : addr) / MIB, what, why);
+  return 1;
+}
+
+int cp_gl_headroom(const mjModel* m, int width, int height, int ncontexts, char* err,
+                   int errlen) {
+  int rc;
+  if (ncontexts <= 0) return 0;
+  pthread_mutex_lock(&CREATE_LOCK);
+  /* each context is made in a worker thread of its own: its stack and malloc arena first */
+  rc = headroom_locked(m, width, height, ncontexts, ncontexts * (stack_size() + 64 * MIB),
+                       err, errlen);
+  pthread_mutex_unlock(&CREATE_LOCK);
+  return rc;
+}
+
 struct cp_renderer {
   int backend;
   void* ctx;           /* EGLContext or OSMesaContext */
@@ -147,6 +354,7 @@ void cp_gl_set_libraries(const char* egl, const char* osmesa) {
 }
 
 int cp_gl_backend(void) {
+  if (cp_gl_inherited()) return BACKEND;   /* CREATE_LOCK may be held by a parent's thread */
   pthread_mutex_lock(&CREATE_LOCK);
   int b = BACKEND;
   pthread_mutex_unlock(&CREATE_LOCK);
@@ -353,6 +561,7 @@ static void destroy_locked(cp_renderer* r) {
 
 void cp_renderer_destroy(cp_renderer* r) {
   if (!r) return;
+  if (cp_gl_inherited()) return;   /* the parent's GL state: leaked, never touched here */
   pthread_mutex_lock(&CREATE_LOCK);
   destroy_locked(r);
   pthread_mutex_unlock(&CREATE_LOCK);
@@ -442,10 +651,19 @@ int cp_renderer_create(mjModel* m, int backend, int width, int height, const int
     if (vis_flags[2 * k] >= 0 && vis_flags[2 * k] < mjNVISFLAG)
       r->opt.flags[vis_flags[2 * k]] = (mjtByte)vis_flags[2 * k + 1];
   r->max_geom = max_geom;
+  /* before CREATE_LOCK: a thread of the parent may have held it at the fork */
+  if (cp_gl_inherited()) {
+    fork_refusal(err, errlen);
+    destroy_locked(r);    /* no GL object yet */
+    return CP_GL_FORKED;
+  }
+  __atomic_store_n(&GL_USED, 1, __ATOMIC_SEQ_CST);   /* before any GL library is loaded */
   pthread_mutex_lock(&CREATE_LOCK);
   if (!r->rgb || !r->depth) {
     snprintf(err, (size_t)errlen, "out of memory");
     rc = CP_GL_FAILED;
+  } else if (headroom_locked(m, width, height, 1, 0, err, errlen)) {
+    rc = CP_GL_NO_MEMORY;
   } else {
     rc = create_locked(m, backend, r, err, errlen);
   }

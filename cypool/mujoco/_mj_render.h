@@ -10,6 +10,9 @@ enum { CP_GL_AUTO = 0, CP_GL_EGL = 1, CP_GL_OSMESA = 2 };
 /* cp_renderer_create's failures: no backend could make a context (a GL library or driver is
  * missing), or anything else (a backend conflict, MuJoCo's set-up failed, out of memory). */
 enum { CP_GL_OK = 0, CP_GL_NO_BACKEND = 1, CP_GL_FAILED = 2 };
+/* ... and refusals before any GL call: a fork child of a process that had started GL (it
+ * would hang in the driver), or too little memory for the context (Mesa would crash). */
+enum { CP_GL_FORKED = 3, CP_GL_NO_MEMORY = 4 };
 
 /* One env's camera: gymnasium's FREE camera, set up at the env's first render (ready). */
 typedef struct {
@@ -26,6 +29,12 @@ typedef struct {
 int cp_renderer_create(mjModel* m, int backend, int width, int height, const int* vis_flags,
                        int nflags, int max_geom, cp_renderer** out, char* err, int errlen);
 void cp_renderer_destroy(cp_renderer* r);
+/* 1 in a fork child of a process that had started GL: no renderer can be made here. */
+int cp_gl_inherited(void);
+/* 0 when ncontexts more contexts of width x height frames for m fit in the address space
+ * and memory left, else 1 with a message in err (cp_renderer_create checks one itself). */
+int cp_gl_headroom(const mjModel* m, int width, int height, int ncontexts, char* err,
+                   int errlen);
 /* The backend a renderer draws with (CP_GL_EGL or CP_GL_OSMESA). */
 int cp_renderer_backend(const cp_renderer* r);
 /* The process's backend, fixed by its first renderer (0 before). */

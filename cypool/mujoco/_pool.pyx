@@ -46,6 +46,11 @@ cdef extern from "_mj_render.h" nogil:
         CP_GL_OK
         CP_GL_NO_BACKEND
         CP_GL_FAILED
+        CP_GL_FORKED
+        CP_GL_NO_MEMORY
+    int cp_gl_inherited()
+    int cp_gl_headroom(const mjModel* m, int width, int height, int ncontexts, char* err,
+                       int errlen)
     int cp_renderer_create(mjModel* m, int backend, int width, int height,
                            const int* vis_flags, int nflags, int max_geom, cp_renderer** out,
                            char* err, int errlen)
@@ -82,8 +87,18 @@ def _set_gl_libraries(egl=None, osmesa=None):
     cp_gl_set_libraries(e, o)
 
 
+def gl_inherited():
+    """True in a fork child of a process that had started OpenGL: MuJoCo rendering is
+    refused here (the GL driver's threads do not exist in the child: it would hang)."""
+    return bool(cp_gl_inherited())
+
+
 def _gl_error(int rc, bytes msg):
     text = msg.split(b"\0", 1)[0].decode(errors="replace")
+    if rc == CP_GL_FORKED:
+        return RuntimeError(f"cypool: cannot render MuJoCo: {text}")
+    if rc == CP_GL_NO_MEMORY:       # checked before any GL call (Mesa would crash instead)
+        return MemoryError(f"cypool: cannot render MuJoCo: {text}")
     if rc == CP_GL_NO_BACKEND:
         return RuntimeError(f"cypool: cannot render MuJoCo: no OpenGL backend could make a "
                             f"context ({text}). {GL_INSTALL_HINT}")
@@ -487,6 +502,24 @@ cdef class MjPool(Engine):
         if self.renderer != NULL:
             return _GL_NAMES.get(cp_renderer_backend(self.renderer))
         return None
+
+    def start_workers(self, int count):
+        """The engine's; from_pixels: each worker slot makes its GL context as it starts,
+        so first the room for all of them is checked (a MemoryError, nothing started)."""
+        cdef char err[1024]
+        cdef int rc = 0
+        if self.pixels and count > 0:
+            err[0] = 0
+            with nogil:
+                rc = cp_gl_headroom(self.m, self.r_width, self.r_height, count, err, 1024)
+            if rc:
+                raise _gl_error(CP_GL_NO_MEMORY, err[:1024])
+        try:
+            Engine.start_workers(self, count)
+        except RuntimeError as exc:     # a slot's own check (contexts made at once)
+            if self.pixels and "not enough memory for" in str(exc):
+                raise MemoryError(str(exc)) from None
+            raise
 
     def stop_workers(self):
         """The engine's, then render()'s GL context is freed too (the pool is closing; a

@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 import gymnasium as gym
-import mujoco
+
+from cypool._mujoco_import import import_mujoco
 
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
@@ -16,6 +17,8 @@ from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, check_count,
                               check_pool_memory, is_number)
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
+
+mujoco = import_mujoco()        # MUJOCO_GL cannot break it (read at the first render)
 
 # module name under cypool.mujoco.tasks for each id
 TASKS = {
