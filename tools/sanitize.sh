@@ -23,6 +23,18 @@
 #      A clean run: pytest exits 0 and there is no report file.
 #      libmujoco, the cached ALE static library and CPython are not instrumented: errors
 #      inside them show only where they pass through functions ASan intercepts.
+#   4. Names the test behind every report: tools/asan_hook.c, compiled into the work directory
+#      and preloaded ahead of libasan, defines ASan's __asan_on_error hook, which writes
+#      "cypool-asan: test=<PYTEST_CURRENT_TEST> pid=<pid> ppid=<ppid> tid=<tid> cmd=<argv>" at
+#      the head of each report (memory errors and deadly signals such as SEGV), so that even a
+#      report cut short by its process exiting names its test. Children inherit LD_PRELOAD,
+#      ASAN_OPTIONS and PYTEST_CURRENT_TEST (subprocesses, os.fork children, multiprocessing
+#      spawn children; every test that passes env= builds it from os.environ). Before pytest
+#      runs, a probe child must produce a report that names it, or the run stops (exit 2);
+#      tests/test_asan_attribution.py checks the same in a subprocess thread, a fork child
+#      and a spawn child. At the end each report is printed with its test and pid ("test=none":
+#      outside any test, e.g. at collection or at the test process's exit; "test=unknown":
+#      the report has no marker, i.e. the process ran without the hook).
 #
 # Environment:
 #   CYPOOL_SANITIZE_DIR   work directory (default /tmp/cypool-asan); reused between runs, so a
@@ -31,7 +43,8 @@
 #   SANITIZE_PYTHON       interpreter (default: python)
 #
 # Needs gcc with libasan (Debian/Ubuntu: gcc, which ships it). Exit status: pytest's, or 3 when
-# AddressSanitizer reported an error although pytest passed.
+# AddressSanitizer reported an error although pytest passed, or 2 when the build or the
+# attribution probe failed.
 set -euo pipefail
 
 ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
