@@ -21,8 +21,9 @@ MAX_NUM_ENVS = 2**31 - 1
 MIN_ENV_BYTES = 512
 # Counts that drive a native loop which Ctrl-C cannot interrupt (one env's step or reset
 # runs them to the end). No real use needs more; the bounds keep one env's op to about a
-# second, so KeyboardInterrupt lands soon after.
-MAX_MUJOCO_FRAME_SKIP = 10_000     # MuJoCo steps per env step (gymnasium's tasks: 2 to 5)
+# second (a few for the heaviest MuJoCo models), so KeyboardInterrupt lands soon after.
+# MuJoCo's leaves room for the slow steps the concurrency tests build (40,000 substeps).
+MAX_MUJOCO_FRAME_SKIP = 100_000    # MuJoCo steps per env step (gymnasium's tasks: 2 to 5)
 MAX_ATARI_FRAME_SKIP = 1_000       # emulator frames per agent step (EnvPool's default: 4)
 MAX_ATARI_NOOP_MAX = 10_000        # no-op frames at a reset, at most (EnvPool's default: 30)
 

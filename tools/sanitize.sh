@@ -23,6 +23,18 @@
 #      A clean run: pytest exits 0 and there is no report file.
 #      libmujoco, the cached ALE static library and CPython are not instrumented: errors
 #      inside them show only where they pass through functions ASan intercepts.
+#   4. Names the test behind every report: tools/asan_hook.c, compiled into the work directory
+#      and preloaded ahead of libasan, defines ASan's __asan_on_error hook, which writes
+#      "cypool-asan: test=<PYTEST_CURRENT_TEST> pid=<pid> ppid=<ppid> tid=<tid> cmd=<argv>" at
+#      the head of each report (memory errors and deadly signals such as SEGV), so that even a
+#      report cut short by its process exiting names its test. Children inherit LD_PRELOAD,
+#      ASAN_OPTIONS and PYTEST_CURRENT_TEST (subprocesses, os.fork children, multiprocessing
+#      spawn children; every test that passes env= builds it from os.environ). Before pytest
+#      runs, a probe child must produce a report that names it, or the run stops (exit 2);
+#      tests/test_asan_attribution.py checks the same in a subprocess thread, a fork child
+#      and a spawn child. At the end each report is printed with its test and pid ("test=none":
+#      outside any test, e.g. at collection or at the test process's exit; "test=unknown":
+#      the report has no marker, i.e. the process ran without the hook).
 #
 # Environment:
 #   CYPOOL_SANITIZE_DIR   work directory (default /tmp/cypool-asan); reused between runs, so a
@@ -31,7 +43,8 @@
 #   SANITIZE_PYTHON       interpreter (default: python)
 #
 # Needs gcc with libasan (Debian/Ubuntu: gcc, which ships it). Exit status: pytest's, or 3 when
-# AddressSanitizer reported an error although pytest passed.
+# AddressSanitizer reported an error although pytest passed, or 2 when the build or the
+# attribution probe failed.
 set -euo pipefail
 
 ROOT=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
@@ -110,17 +123,44 @@ if ! grep -q __asan_init <<<"$syms"; then
     exit 2
 fi
 
-export LD_PRELOAD="$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}"
-rm -f "$WORK"/asan-report.*
+# The attribution hook (tools/asan_hook.c): writes "cypool-asan: test=... pid=..." at the head
+# of every report. It must come before libasan in LD_PRELOAD (libasan's weak __asan_on_error
+# would win otherwise), hence verify_asan_link_order=0; it depends on libasan, which is still
+# initialised first.
+HOOK="$WORK/asan_hook.so"
+gcc -shared -fPIC -O1 -o "$HOOK.tmp" "$ROOT/tools/asan_hook.c" "$LIBASAN" \
+    || { echo "sanitize.sh: cannot build $ROOT/tools/asan_hook.c" >&2; exit 2; }
+mv "$HOOK.tmp" "$HOOK"
 # detect_leaks=0: CPython frees little at exit. Reports go to files, so that those of child
-# processes and of a test process that crashes are kept too.
-export ASAN_OPTIONS="detect_leaks=0:halt_on_error=0:allocator_may_return_null=1:detect_stack_use_after_return=0:symbolize=1:log_path=$WORK/asan-report${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+# processes and of a test process that crashes are kept too. Children inherit all of these
+# (the tests' subprocesses pass env=dict(os.environ, ...) or nothing).
+export ASAN_OPTIONS="detect_leaks=0:halt_on_error=0:allocator_may_return_null=1:detect_stack_use_after_return=0:symbolize=1:verify_asan_link_order=0:log_path=$WORK/asan-report${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export PYTHONMALLOC=malloc
+rm -f "$WORK"/asan-report.*
+export LD_PRELOAD="$HOOK:$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
 export CYPOOL_SANITIZER=asan   # RSS bounds are meaningless under ASan's quarantine: skipped
 
 cd "$SRC"
 "$PY" -c "import cypool, sys; p = cypool.__file__; sys.exit(0 if p.startswith('$SRC') else 'sanitize.sh: imported cypool from ' + p)"
+
+# The attribution works: a child that reports (a read past a heap block, through ASan's own
+# report entry point) must leave a report whose marker names the (fake) test and its pid.
+probe=$(PYTEST_CURRENT_TEST="sanitize.sh::attribution probe" "$PY" -c '
+import ctypes, os
+lib = ctypes.CDLL(None)
+lib.malloc.restype = ctypes.c_void_p
+p = lib.malloc(8)
+lib.__asan_report_load1_noabort(ctypes.c_void_p(p + 8))
+print(os.getpid())')
+if ! grep -q "^cypool-asan: test=sanitize.sh::attribution probe pid=$probe " \
+        "$WORK/asan-report.$probe" 2>/dev/null; then
+    echo "sanitize.sh: an ASan report does not name its test (tools/asan_hook.c not in effect);" \
+        "the probe's report:" >&2
+    head -5 "$WORK/asan-report.$probe" >&2 2>/dev/null || echo "(none)" >&2
+    exit 2
+fi
+rm -f "$WORK/asan-report.$probe"
 
 echo "== running pytest under AddressSanitizer (log: $WORK/pytest.log)"
 set +e
@@ -138,7 +178,15 @@ set -e
 reports=$(ls "$WORK"/asan-report.* 2>/dev/null || true)
 if [ -n "$reports" ]; then
     for r in $reports; do
+        # the hook's marker: the test (pytest's PYTEST_CURRENT_TEST, inherited by children),
+        # pid, parent pid, thread and command line of the process that reported
+        marks=$(grep "^cypool-asan: " "$r" | sort -u || true)
         echo "== $r"
+        if [ -n "$marks" ]; then
+            sed 's/^cypool-asan: /   /' <<<"$marks"
+        else
+            echo "   test=unknown pid=${r##*.} (no cypool-asan marker: tools/asan_hook.c was not loaded)"
+        fi
         # a process that died in an ASan CHECK leaves a report without these lines
         grep -E "ERROR: AddressSanitizer|^    #[0-9] |^SUMMARY" "$r" | head -20 || head -5 "$r"
     done
