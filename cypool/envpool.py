@@ -36,7 +36,7 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 import cypool
-from cypool._validate import check_int
+from cypool._validate import check_int, check_pool_size
 from cypool.registry import family_for
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
@@ -176,7 +176,7 @@ def _config(task_id, kwargs):
     if unknown:
         raise TypeError(f"Config.__new__() got an unexpected keyword argument '{unknown[0]}'")
     cfg.update(kwargs)
-    n = cypool._check_num_envs(cfg["num_envs"], env_id=task_id)   # before the per-env seeds
+    n = check_pool_size(cfg["num_envs"], task_id)      # before the per-env seeds
     batch = check_int("batch_size", cfg["batch_size"], 0, n, closed_high=True) or n
     cfg["batch_size"] = batch
     threads = check_int("num_threads", cfg["num_threads"], 0)
