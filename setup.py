@@ -8,6 +8,7 @@ Environment switches:
                          buildtools/ale_build.py for the cache (CYPOOL_CACHE_DIR) and download
 """
 import os
+import runpy
 import subprocess
 import sys
 import sysconfig
@@ -117,31 +118,22 @@ def atari_ext(name, sources):
     )
 
 
-MUJOCO_TASKS = ["ant", "half_cheetah", "hopper", "walker2d", "humanoid", "humanoidstandup",
-                "inverted_pendulum", "inverted_double_pendulum", "reacher", "swimmer", "pusher"]
+def family_extensions():
+    """Each family folder lists its own extensions (cypool/<family>/_extensions.py:
+    EXTENSIONS, tuples (builder, module, sources, options)), read without importing the
+    package; a new family adds its folder, not a line here."""
+    builders = {"core": core_ext, "mujoco": mujoco_ext, "atari": atari_ext}
+    out = []
+    for path in sorted((ROOT / "cypool").glob("*/_extensions.py")):
+        for kind, name, sources, opts in runpy.run_path(str(path))["EXTENSIONS"]:
+            out.append(builders[kind](name, sources, **opts))
+    return out
+
 
 extensions = [
     core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
-    core_ext("cypool.classic._cartpole", ["cypool/classic/_cartpole.pyx"], random=True),
-    core_ext("cypool.classic._mountain_car", ["cypool/classic/_mountain_car.pyx"], random=True),
-    # numpy's scalar ** calls libm's pow/powf, which gcc would fold into x * x
-    core_ext("cypool.classic._pendulum", ["cypool/classic/_pendulum.pyx"], random=True,
-             flags=["-fno-builtin-pow", "-fno-builtin-powf"]),
-    # gcc 12's SLP vectorizer drops the float32 rounding of a pair of doubles stored as
-    # (double)(float)x (checked in assembly): the float32 states are built without it
-    core_ext("cypool.classic._acrobot", ["cypool/classic/_acrobot.pyx"], random=True,
-             flags=["-fno-builtin-pow", "-fno-tree-slp-vectorize"]),
-    core_ext("cypool.classic._mountain_car_continuous",
-             ["cypool/classic/_mountain_car_continuous.pyx"], random=True,
-             flags=["-fno-builtin-pow", "-fno-tree-slp-vectorize"]),
-    mujoco_ext("cypool.mujoco._pool", ["cypool/mujoco/_pool.pyx", "cypool/mujoco/_mj_guard.c",
-                                       "cypool/mujoco/_mj_render.c"]),
-]
-extensions.append(atari_ext("cypool.atari._pool",
-                            ["cypool/atari/_pool.pyx", "cypool/atari/_ale_shim.cpp"]))
-for task in MUJOCO_TASKS:
-    extensions.append(mujoco_ext(f"cypool.mujoco.tasks.{task}", [f"cypool/mujoco/tasks/{task}.pyx"]))
+] + family_extensions()
 
 # Development aid: CYPOOL_BUILD_ONLY=cypool.mujoco.tasks.ant,... rebuilds just those modules.
 only = [m for m in os.environ.get("CYPOOL_BUILD_ONLY", "").split(",") if m]

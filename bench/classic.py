@@ -1,7 +1,9 @@
-"""python -m bench.classic [--env CartPole-v1] [--envs 16 256 4096] [--threads 2] [--seconds 3]
+"""python -m bench.classic [--env CartPole-v1] [--envpool-id ID] [--envs 16 256 4096] [--threads 2]
 
-Classic control, side by side in one run, each system in its own process (a fixed action
-batch, so the policy costs nothing):
+Cheap envs (classic control, toy text), side by side in one run, each system in its own
+process (a fixed action batch, so the policy costs nothing). Toy text:
+``--env Taxi-v4 --envpool-id Taxi-v3 --envs 16 1024 --systems cypool gym-sync envpool``
+(EnvPool serves Taxi-v3, the same game without v4's options); ``--env FrozenLake-v1``.
 
   cypool        make_vec(id, N, num_threads=T)
   cypool-1      the same on one thread (no worker team)
@@ -25,7 +27,7 @@ ROOT = os.path.dirname(HERE)
 CHILD = r"""
 import json, sys, time
 import numpy as np
-system, env_id, n, threads, seconds = sys.argv[1:6]
+system, env_id, n, threads, seconds, envpool_id = sys.argv[1:7]
 n, threads, seconds = int(n), int(threads), float(seconds)
 
 def rate(step, action, per_call):
@@ -51,7 +53,7 @@ elif system == "gym-sync":
     env = gym.make_vec(env_id, n, vectorization_mode="sync")
 else:
     import envpool
-    env = envpool.make_gymnasium(env_id, num_envs=n, num_threads=threads, seed=0)
+    env = envpool.make_gymnasium(envpool_id, num_envs=n, num_threads=threads, seed=0)
 env.reset(seed=0) if system != "envpool" else env.reset()
 space = env.single_action_space if hasattr(env, "single_action_space") else env.action_space
 if hasattr(space, "n"):
@@ -65,9 +67,10 @@ print(json.dumps({"steps_per_s": steps, "batch_s": per_batch}))
 SYSTEMS = ["cypool", "cypool-1", "gym-vector", "gym-sync", "envpool"]
 
 
-def run_child(system, env_id, n, threads, seconds):
+def run_child(system, env_id, n, threads, seconds, envpool_id=None):
     proc = subprocess.run([sys.executable, "-c", CHILD, system, env_id, str(n), str(threads),
-                           str(seconds)], capture_output=True, text=True, cwd=ROOT,
+                           str(seconds), envpool_id or env_id], capture_output=True, text=True,
+                          cwd=ROOT,
                           env={**os.environ, "OMP_NUM_THREADS": str(threads)})
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
@@ -77,6 +80,7 @@ def run_child(system, env_id, n, threads, seconds):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--env", default="CartPole-v1")
+    ap.add_argument("--envpool-id", default=None, help="EnvPool's id for it (default: --env)")
     ap.add_argument("--envs", type=int, nargs="+", default=[16, 256, 4096])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seconds", type=float, default=3.0)
@@ -90,7 +94,8 @@ def main(argv=None):
     print(f"{'envs':>6} " + " ".join(f"{s:>12}" for s in args.systems)
           + "   cypool / each (env steps/s)")
     for n in args.envs:
-        row = {s: run_child(s, args.env, n, args.threads, args.seconds) for s in args.systems}
+        row = {s: run_child(s, args.env, n, args.threads, args.seconds, args.envpool_id)
+               for s in args.systems}
         results[n] = row
         cells = []
         for s in args.systems:

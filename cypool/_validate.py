@@ -4,6 +4,7 @@ range a ValueError, and both name the argument. Nothing else in cypool hand-writ
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -80,6 +81,16 @@ def check_count(name: str, v, low: int, high: int, loop: str) -> int:
 def check_num_envs(num_envs, name: str = "num_envs") -> int:
     """A pool size: an int in [1, MAX_NUM_ENVS] (TypeError / ValueError)."""
     return check_int(name, num_envs, 1, MAX_NUM_ENVS, closed_high=True)
+
+
+def check_pool_size(num_envs, env_id: str = "", memory: bool = True) -> int:
+    """num_envs in [1, MAX_NUM_ENVS] (ValueError beyond) and, with ``memory``, within what
+    this process can hold at MIN_ENV_BYTES per env (MemoryError), before anything per env is
+    built; the families check their own buffers and native state on top."""
+    n = check_num_envs(num_envs)
+    if memory:
+        check_pool_memory(n, MIN_ENV_BYTES, f"{env_id} envs".lstrip())
+    return n
 
 
 def _read_int(path):
@@ -184,3 +195,82 @@ def check_timeout(timeout) -> None:
                         f"{type(timeout).__name__}")
     if not timeout >= 0:        # negative or NaN
         raise ValueError(f"timeout must be >= 0 seconds, got {timeout!r}")
+
+
+def env_id_of(env_id) -> str:
+    """``env_id`` without gymnasium's ``cypool/`` namespace (a TypeError if not a str)."""
+    if not isinstance(env_id, str):
+        raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
+    return env_id[len("cypool/"):] if env_id.startswith("cypool/") else env_id
+
+
+def env_kwargs_list(env_kwargs, n):
+    """env_kwargs as n dicts with str keys (None: n empty dicts)."""
+    if env_kwargs is None:
+        return [{} for _ in range(n)]
+    if isinstance(env_kwargs, (dict, str)) or not isinstance(env_kwargs, Sequence):
+        raise TypeError("env_kwargs must be a list of num_envs dicts (or None)")
+    if len(env_kwargs) != n:
+        raise ValueError(f"env_kwargs must have num_envs={n} entries, got {len(env_kwargs)}")
+    out = []
+    for i, d in enumerate(env_kwargs):
+        d = {} if d is None else d
+        if not isinstance(d, dict) or any(not isinstance(k, str) for k in d):
+            raise TypeError(f"env_kwargs[{i}] must be a dict of kwarg names (str) to values "
+                            f"or None, got {d!r}")
+        out.append(dict(d))
+    return out
+
+
+# ---------------------------------------------------------------------------- kwarg kinds
+def _kind_bool(v):
+    return bool(v) if isinstance(v, (bool, np.bool_)) else None
+
+
+def _kind_int(v):
+    return int(v) if is_int(v) else None
+
+
+def _kind_number(v):
+    return float(v) if is_number(v) else None
+
+
+def _kind_str(v):
+    return v if isinstance(v, str) else None
+
+
+# name -> (converter returning None for a value of another kind, what the error calls it)
+KWARG_KINDS = {
+    "bool": (_kind_bool, "a bool"),
+    "int": (_kind_int, "an int"),
+    "number": (_kind_number, "a number"),
+    "str": (_kind_str, "a str"),
+    "any": (lambda v: v, "anything"),
+}
+
+
+def kind_of_default(default) -> str:
+    """The kind a kwarg takes from its default's type (None and other types: "any")."""
+    if isinstance(default, (bool, np.bool_)):
+        return "bool"
+    if is_int(default):
+        return "int"
+    if is_number(default):
+        return "number"
+    if isinstance(default, str):
+        return "str"
+    return "any"
+
+
+def check_kwarg(env_id, name, value, default, kind=None):
+    """``value`` of kwarg ``name`` converted to its kind (bool, int, float, str; "any" as it
+    is), or a TypeError naming the env and the kwarg. A None value is accepted where the
+    default is None."""
+    kind = kind or kind_of_default(default)
+    if value is None and default is None:
+        return None
+    convert, what = KWARG_KINDS[kind]
+    out = convert(value)
+    if out is None and kind != "any":
+        raise TypeError(f"{env_id}: {name} must be {what}, got {value!r}")
+    return out

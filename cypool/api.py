@@ -1,5 +1,5 @@
 """cypool's public env API, version 1: an env written in Cython in your own package, stepped
-by cypool's engine like the built-in families.
+by cypool's engine like the built-in registry.
 
 You write a pool: a ``cdef class`` deriving from ``Engine`` (``from cypool.api cimport
 Engine, EnvRow, ST_OK``) with two ``noexcept nogil`` kernels, ``env_reset(i, slot)`` and
@@ -43,25 +43,23 @@ against another ``Engine`` layout fails at import (Cython checks the base type's
 """
 from __future__ import annotations
 
-import copy
 import functools
-import importlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import gymnasium as gym
 import numpy as np
 
-from cypool import families
-from cypool.errors import check_known_kwargs
-from cypool._validate import check_discrete_actions, check_int, is_int, is_number
+from cypool import registry
+from cypool._core.spec import (FamilySpec, InfoKey, Kwarg, SpecFamily, check_pool_class,
+                               check_spec, complete_kwargs)
+from cypool._validate import check_int, is_int
 from cypool._core._engine import (state_bool, state_bytes, state_dict,  # noqa: F401
                                   state_float, state_int, state_seq)
 
-__all__ = ["API_VERSION", "register_env", "unregister_env", "extension_kwargs",
-           "cython_directives", "get_include",
+__all__ = ["API_VERSION", "register_env", "register_spec", "unregister_env", "FamilySpec",
+           "Kwarg", "InfoKey", "extension_kwargs", "cython_directives", "get_include",
            "state_int", "state_float", "state_bool", "state_bytes", "state_seq", "state_dict"]
 
 API_VERSION = 1
@@ -93,44 +91,6 @@ def cython_directives() -> dict:
     """Cython compiler directives for a pool module (no bounds or wraparound checks in the
     kernels; Python's semantics for ``%`` and ``//`` kept, as numpy's)."""
     return dict(language_level=3, boundscheck=False, wraparound=False, initializedcheck=False)
-
-
-@dataclass(frozen=True)
-class EnvSpec:
-    """What register_env was told about one id."""
-
-    env_id: str
-    pool: Any                          # the Engine subclass, or "module:Class"
-    observation_space: gym.Space
-    action_space: gym.Space
-    defaults: dict
-    max_episode_steps: int | None
-    info_keys: dict
-    check_kwargs: Callable[[dict], dict | None] | None
-    metadata: dict = field(default_factory=dict)
-
-    def pool_class(self):
-        if isinstance(self.pool, str):
-            mod, _, name = self.pool.partition(":")
-            cls = getattr(importlib.import_module(mod), name, None)
-            if cls is None:
-                raise ImportError(f"{self.env_id}: pool {self.pool!r}: module {mod} has no "
-                                  f"{name}")
-            _check_pool_class(cls, f"{self.env_id}: pool {self.pool!r}")
-            return cls
-        return self.pool
-
-
-def _check_pool_class(cls, where):
-    """A pool class must be a strict subclass of Engine (TypeError)."""
-    from cypool._core._engine import Engine
-
-    if not isinstance(cls, type) or not issubclass(cls, Engine):
-        raise TypeError(f"{where}: pool must be an Engine subclass or 'module:Class' naming "
-                        f"one (a cdef class deriving from cypool.api's Engine), got {cls!r}")
-    if cls is Engine:
-        raise TypeError(f"{where}: pool is Engine itself, which has no env_reset/env_step "
-                        "kernels; derive a cdef class from it")
 
 
 def _family_name(env_id):
@@ -186,14 +146,14 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     if api_version != API_VERSION:
         raise ValueError(f"register_env: {env_id} was written for cypool env API version "
                          f"{api_version}; this cypool implements {API_VERSION}")
-    if env_id in families.list_envs():
+    if env_id in registry.list_envs():
         raise ValueError(f"register_env: {env_id!r} is already served")
     if isinstance(pool, str):
         if ":" not in pool:
             raise TypeError("register_env: pool must be an Engine subclass or 'module:Class', "
                             f"got {pool!r}")
     else:
-        _check_pool_class(pool, "register_env")
+        check_pool_class(pool, "register_env")
     for label, space in (("observation_space", observation_space),
                          ("action_space", action_space)):
         if not isinstance(space, (gym.spaces.Box, gym.spaces.Discrete)):
@@ -234,17 +194,39 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     if module is not None and (not isinstance(module, str) or not module):
         raise TypeError(f"register_env: module must be a module name (str) or None, got "
                         f"{module!r}")
-    spec = EnvSpec(env_id, pool, observation_space, action_space, defaults, max_episode_steps,
-                   info, check_kwargs, {"render_modes": [], "render_fps": render_fps})
-    spec_kwargs(spec, {})         # the defaults themselves must pass
-    families.register_family(_family_name(env_id), env_ids=lambda: [env_id],
-                             make=functools.partial(EnvFamily, spec),
+    register_spec(FamilySpec(env_id, pool, observation_space, action_space,
+                             {k: Kwarg(v) for k, v in defaults.items()}, max_episode_steps,
+                             tuple(InfoKey(k, d) for k, d in info.items()), check_kwargs,
+                             render_fps=render_fps, module=module))
+
+
+def register_spec(spec: FamilySpec) -> None:
+    """Serve ``spec.env_id`` as ``spec`` says (:class:`FamilySpec`: kwargs with kinds and
+    scopes, Box/Discrete/MultiDiscrete spaces and Tuple/Dict observations, info keys of
+    several columns and gymnasium's dtypes, spaces from kwargs, a render hook). The spec and
+    its default kwargs are checked before anything is registered; a registration that fails
+    after that (gymnasium's own checks) is taken back: all or nothing."""
+    from cypool.registration import check_env_id, register_id
+
+    if not isinstance(spec, FamilySpec):
+        raise TypeError(f"register_spec: expected a cypool.api.FamilySpec, got {spec!r}")
+    env_id = spec.env_id
+    check_env_id(env_id, "register_spec")
+    if env_id in registry.list_envs():
+        raise ValueError(f"register_env: {env_id!r} is already served")
+    check_spec(spec)
+    if spec.module is not None and (not isinstance(spec.module, str) or not spec.module):
+        raise TypeError(f"register_spec: module must be a module name (str) or None, got "
+                        f"{spec.module!r}")
+    complete_kwargs(spec, {})         # the defaults themselves must pass
+    registry.register_family(_family_name(env_id), env_ids=lambda: [env_id],
+                             make=functools.partial(SpecFamily, spec),
                              default_max_episode_steps=lambda _id: spec.max_episode_steps,
-                             module=module)
+                             module=spec.module)
     try:
         register_id(env_id)
     except BaseException as exc:
-        families.unregister_family(_family_name(env_id))
+        registry.unregister_family(_family_name(env_id))
         if isinstance(exc, gym.error.Error):
             raise ValueError(f"register_env: gymnasium refuses cypool/{env_id}: {exc}") from exc
         raise
@@ -252,156 +234,5 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
 
 def unregister_env(env_id: str) -> None:
     """Forget an id registered with register_env (also in gymnasium's registry)."""
-    families.unregister_family(_family_name(env_id))
+    registry.unregister_family(_family_name(env_id))
     gym.registry.pop(f"cypool/{env_id}", None)
-
-
-def _check_kwarg(env_id, key, value, default):
-    if default is None:
-        return value
-    if isinstance(default, (bool, np.bool_)):
-        if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{env_id}: {key} must be a bool, got {value!r}")
-        return bool(value)
-    if is_int(default):
-        if not is_int(value):
-            raise TypeError(f"{env_id}: {key} must be an int, got {value!r}")
-        return int(value)
-    if is_number(default):
-        if not is_number(value):
-            raise TypeError(f"{env_id}: {key} must be a number, got {value!r}")
-        return float(value)
-    if isinstance(default, str):
-        if not isinstance(value, str):
-            raise TypeError(f"{env_id}: {key} must be a str, got {value!r}")
-        return value
-    return value
-
-
-def spec_kwargs(spec: EnvSpec, kwargs: dict) -> dict:
-    """The complete, validated kwargs of one env."""
-    check_known_kwargs(spec.env_id, kwargs, spec.defaults)
-    kw = {k: _check_kwarg(spec.env_id, k, kwargs.get(k, d), d) for k, d in spec.defaults.items()}
-    if spec.check_kwargs is not None:
-        out = spec.check_kwargs(kw)
-        if isinstance(out, Mapping):           # normalised kwargs replace kw
-            out = dict(out)
-            if set(out) != set(kw):
-                raise TypeError(f"{spec.env_id}: check_kwargs returned kwargs named "
-                                f"{sorted(out)}; the env's kwargs are {sorted(kw)}")
-            kw = out
-    return kw
-
-
-def _same_kwargs(a: dict, b: dict) -> bool:
-    """a and b hold equal values of the same types (np.float64(0.5) == 0.5, yet a pool may
-    compute differently with each)."""
-    return a.keys() == b.keys() and all(
-        type(a[k]) is type(b[k]) and _eq(a[k], b[k]) for k in a)
-
-
-def _eq(x, y):
-    try:
-        return bool(x == y)
-    except Exception:          # arrays and other values without a truth value
-        return x is y
-
-
-class EnvFamily:
-    """The family (cypool.families.Family) of one register_env id."""
-
-    def __init__(self, spec: EnvSpec, env_id, num_envs, num_threads, max_episode_steps, kwargs,
-                 member_kwargs=None):
-        self.spec = spec
-        self.kwargs = kw = spec_kwargs(spec, kwargs)
-        per_env = None
-        if member_kwargs is not None:
-            per_env = [spec_kwargs(spec, {**kwargs, **m}) for m in member_kwargs]
-        cls = spec.pool_class()
-        self.engine = engine = cls(num_envs, num_threads, max_episode_steps or 0, dict(kw))
-        self._check_pool(engine, num_envs)
-        self._configurable = callable(getattr(engine, "configure", None))
-        if self._configurable:
-            engine.configure(np.arange(num_envs, dtype=np.int64), dict(kw))
-        if per_env is not None:
-            for i, m in enumerate(per_env):
-                if not _same_kwargs(m, kw):
-                    self.configure_envs([i], m)
-        # each pool its own copies: seeding one pool's action_space leaves another's alone
-        self.single_observation_space = copy.deepcopy(spec.observation_space)
-        self.single_action_space = copy.deepcopy(spec.action_space)
-        self.metadata = dict(spec.metadata)
-        self.info_layout = [(name, k, 1, dtype, True, True)
-                            for k, (name, dtype) in enumerate(spec.info_keys.items())]
-        self.action_dtype = spec.action_space.dtype
-
-    def _check_pool(self, engine, n):
-        """The pool's buffers fit the registered spaces (the kernels trust them)."""
-        spec = self.spec
-        where = f"{spec.env_id}: pool {type(engine).__name__}"
-        if getattr(engine, "outputs", None) is None:
-            raise TypeError(f"{where}: its __init__ did not call self._init_engine(num_envs, "
-                            "num_threads, max_episode_steps, [('obs', shape, dtype)], "
-                            "info_width)")
-        obs = getattr(engine, "outputs", {}).get("obs")
-        osp = spec.observation_space
-        want = (n,) + tuple(osp.shape)
-        if obs is None or obs.shape != want or obs.dtype != osp.dtype:
-            got = None if obs is None else (obs.shape, obs.dtype)
-            raise TypeError(f"{where} declares its obs output as {got}; the observation space "
-                            f"needs {want} {osp.dtype}")
-        if engine.info.shape[1] < len(spec.info_keys):
-            raise TypeError(f"{where} has {engine.info.shape[1]} info column(s); info_keys "
-                            f"names {len(spec.info_keys)}")
-        act = getattr(engine, "actions", None)
-        asp = spec.action_space
-        want = (n,) + tuple(asp.shape)
-        kind = "iu" if isinstance(asp, gym.spaces.Discrete) else "f"
-        if (not isinstance(act, np.ndarray) or act.shape != want or act.dtype.kind not in kind
-                or not act.flags.c_contiguous):
-            got = None if not isinstance(act, np.ndarray) else (act.shape, act.dtype)
-            raise TypeError(f"{where}: its `actions` must be a C-contiguous "
-                            f"{'integer' if kind == 'iu' else 'float'} array of shape {want}, "
-                            f"got {got}")
-
-    def merged_kwargs(self, kwargs):
-        return spec_kwargs(self.spec, kwargs)
-
-    def configure_envs(self, ids, kwargs):
-        kw = self.merged_kwargs(kwargs)
-        if self._configurable:
-            self.engine.configure(np.asarray(ids, np.int64), dict(kw))
-        elif kw != self.kwargs:
-            raise ValueError(f"{self.spec.env_id}: the envs of a pool share their kwargs "
-                             f"(its pool has no configure(ids, kwargs))")
-
-    def set_max_episode_steps(self, ids, limit):
-        self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
-
-    def load_actions(self, actions, env_ids=None):
-        """Discrete: integers in [0, n) (floats refused, never rounded). Box: shape
-        (n,) + the space's shape, float32 or float64, finite; not clipped (the env sees what
-        it is given, as gymnasium's envs do)."""
-        engine = self.engine
-        n = engine.num_envs if env_ids is None else len(env_ids)
-        rows = slice(None) if env_ids is None else np.asarray(env_ids, np.int64)
-        asp = self.spec.action_space
-        if isinstance(asp, gym.spaces.Discrete):
-            engine.actions[rows] = check_discrete_actions(actions, int(asp.n), n, env_ids)
-            return
-        a = np.asarray(actions)
-        want = (n,) + tuple(asp.shape)
-        if a.shape != want:
-            raise ValueError(f"actions must have shape {want}, got {a.shape}")
-        if a.dtype not in (np.float32, np.float64):
-            raise TypeError(f"actions must be float32 or float64, got {a.dtype}")
-        if not np.isfinite(a).all():
-            raise ValueError("actions contain NaN or Inf")
-        setter = getattr(engine, "set_actions", None)
-        if setter is not None:
-            setter(rows, a)
-        else:
-            engine.actions[rows] = a
-
-    def extra_info(self, info, kinds, ids):
-        pass

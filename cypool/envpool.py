@@ -36,8 +36,8 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 import cypool
-from cypool._validate import check_int
-from cypool.families import family_for
+from cypool._validate import check_int, check_pool_size
+from cypool.registry import family_for
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
            "EnvSpec"]
@@ -145,7 +145,7 @@ def _mujoco_defaults(task_id):
             out[k] = v
     for name, (g, half) in MUJOCO_RENAMES.get(task_id, {}).items():
         out[name] = mod.DEFAULTS[g] if half is None else mod.DEFAULTS[g][half]
-    out.update(MUJOCO_V5_ONLY[task_id])
+    out.update(MUJOCO_V5_ONLY.get(task_id, {}))     # a user's task (register_task): none
     return out
 
 
@@ -170,12 +170,13 @@ def _config(task_id, kwargs):
     own = dict(ATARI) if family == "atari" else _mujoco_defaults(task_id)
     cfg = {**COMMON, "base_path": _BASE_PATH, **own, **(PIXELS if from_pixels else {})}
     if family == "mujoco":           # gymnasium's registered threshold (EnvPool has its own)
-        cfg["reward_threshold"] = gym.spec(task_id).reward_threshold
+        cfg["reward_threshold"] = gym.spec(task_id).reward_threshold \
+            if task_id in gym.registry else None          # a user's task: none
     unknown = [k for k in kwargs if k not in cfg]
     if unknown:
         raise TypeError(f"Config.__new__() got an unexpected keyword argument '{unknown[0]}'")
     cfg.update(kwargs)
-    n = cypool._check_num_envs(cfg["num_envs"], env_id=task_id)   # before the per-env seeds
+    n = check_pool_size(cfg["num_envs"], task_id)      # before the per-env seeds
     batch = check_int("batch_size", cfg["batch_size"], 0, n, closed_high=True) or n
     cfg["batch_size"] = batch
     threads = check_int("num_threads", cfg["num_threads"], 0)
@@ -210,7 +211,7 @@ def _config(task_id, kwargs):
     else:
         from cypool.mujoco.family import task_module
 
-        fixed = MUJOCO_V5_ONLY[task_id]
+        fixed = MUJOCO_V5_ONLY.get(task_id, {})
         renames = MUJOCO_RENAMES.get(task_id, {})
         for k, v5 in fixed.items():
             if cfg[k] != v5:

@@ -25,7 +25,8 @@ MuJoCo tasks and Atari games alike.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium.vector.utils import batch_space
@@ -33,7 +34,8 @@ from gymnasium.vector.utils import batch_space
 from cypool.errors import ClosedEnvError
 from cypool._pool_api import check_snapshot
 from cypool._validate import check_int, check_limit, is_int
-from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, parse_autoreset_mode
+from cypool.make import request
+from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, map_obs
 
 __all__ = ["make_population", "PopulationEnv"]
 
@@ -205,7 +207,10 @@ class PopulationEnv:
         return mask
 
     def _pe(self, a):
-        """(N, ...) -> (P, E, ...) view; fresh copy first when copy=True."""
+        """(N, ...) -> (P, E, ...) view (each array of a Tuple or Dict observation); fresh
+        copy first when copy=True."""
+        if not isinstance(a, np.ndarray):
+            return map_obs(a, self._pe)
         if self.copy:
             a = a.copy()
         return a.reshape((self.population_size, self.envs_per_member) + a.shape[1:])
@@ -471,8 +476,8 @@ class PopulationEnv:
         members, out = self.vec._recv_members(self.member_batch, timeout)
         self._last_members = members
         B, E = len(members), self.envs_per_member
-        arrays = [(x.copy() if self.copy else x).reshape((B, E) + x.shape[1:])
-                  for x in out[:4]]
+        arrays = [map_obs(x, lambda a: (a.copy() if self.copy else a).reshape(
+            (B, E) + a.shape[1:])) for x in out[:4]]
         info = self._info_pe(out[4], members)
         info["member_id"] = members.copy()
         return (*arrays, info)
@@ -836,34 +841,25 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     -------
     PopulationEnv
     """
-    from cypool import _check_num_envs
-    from cypool._threads import resolve_num_threads
-    from cypool.families import family_for
-
-    if not isinstance(env_id, str):
-        raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
-    if env_id.startswith("cypool/"):
-        env_id = env_id[len("cypool/"):]
-    family = family_for(env_id)
-    P = _check_count(population_size, "population_size")
-    E = _check_count(envs_per_member, "envs_per_member")
-    _check_num_envs(P * E, env_id=env_id)
+    P = check_int("population_size", population_size, 1)
+    E = check_int("envs_per_member", envs_per_member, 1)
+    req = request(env_id, P * E, num_threads=num_threads, max_episode_steps=max_episode_steps,
+                  autoreset_mode=autoreset_mode, task_kwargs=kwargs)
     mk = _member_kwargs_list(member_kwargs, P)
-    threads = resolve_num_threads(num_threads, P * E)
-    if max_episode_steps is None:
-        max_episode_steps = family.default_max_episode_steps(env_id)
+    env_id, threads, max_episode_steps = req.env_id, req.num_threads, req.max_episode_steps
     if max_episode_steps is not None:        # None: a family without a limit (register_env)
         max_episode_steps = check_limit(max_episode_steps)
-    for k, m in enumerate(mk):
+    for m in mk:
         if "max_episode_steps" in m:
             m["max_episode_steps"] = check_limit(m["max_episode_steps"])
     if member_batch is not None:
         member_batch = check_int("member_batch", member_batch, 1, P, closed_high=True)
     episode_window = check_int("episode_window", episode_window, 0)
-    mode = parse_autoreset_mode(autoreset_mode)
+    mode = req.autoreset_mode
     task_kw = [{n: v for n, v in m.items() if n != "max_episode_steps"} for m in mk]
     per_env = [task_kw[k] for k in range(P) for _ in range(E)]
-    fam = family.make(env_id, P * E, threads, max_episode_steps, kwargs, member_kwargs=per_env)
+    fam = req.family.make(env_id, P * E, threads, max_episode_steps, kwargs,
+                          member_kwargs=per_env)
     pop = PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
                         member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
                         autoreset_mode=mode, copy=copy, member_batch=member_batch,

@@ -1,12 +1,12 @@
 """Env ids and gymnasium registration ("cypool/<id>"); the families behind the ids live in
-cypool.families."""
+cypool.registry."""
 from __future__ import annotations
 
 import functools
 
 import gymnasium as gym
 
-from cypool.families import family_for, list_envs
+from cypool.registry import family_for, list_envs
 
 __all__ = ["family_of", "default_max_episode_steps", "list_envs", "register_id", "register_all"]
 

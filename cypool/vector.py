@@ -35,6 +35,7 @@ from gymnasium.vector.utils import batch_space
 from cypool.errors import ClosedEnvError, EngineError
 from cypool._validate import check_int, check_timeout, is_int
 from cypool._pool_api import PoolApiMixin
+from cypool._core.spec import KindDtype
 
 from cypool._core._engine import INFO_KINDS, OPS
 
@@ -110,6 +111,8 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         self._make_args = None
         self._ops = self._engine.ops_arr
         self._layout = list(family.info_layout)
+        # a Tuple or Dict observation: ("tuple", output names) or ("dict", {key: name})
+        self._obs_structure = getattr(family, "obs_structure", None)
         if batch_size is None:
             batch_size = n
         self.batch_size = check_int("batch_size", batch_size, 1, n, closed_high=True)
@@ -229,6 +232,9 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             if isinstance(dtype, str):          # "action": numpy computed it in the action's dtype
                 per_env = getattr(self._family, "action_dtype_of", None)
                 dtype = per_env(ids) if per_env is not None else self._family.action_dtype
+            elif isinstance(dtype, KindDtype):  # gymnasium types it by its first reporter
+                first = int(np.argmax(mask)) if not full else 0
+                dtype = dtype.reset if kinds[first] == _INFO_RESET else dtype.step
             cols = mat[:, col] if width == 1 else mat[:, col:col + width]
             if full:                            # the common case: one copy, no masking
                 vals = cols.astype(dtype)
@@ -241,6 +247,18 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         if extra is not None:
             extra(info, kinds, ids)
         return info
+
+    def _obs(self, outputs, fn):
+        """The observation assembled from the engine's ``outputs`` (name -> array), each
+        array passed through ``fn``: one array, or gymnasium's tuple or dict of arrays for a
+        Tuple or Dict space."""
+        st = self._obs_structure
+        if st is None:
+            return fn(outputs["obs"])
+        kind, names = st
+        if kind == "tuple":
+            return tuple(fn(outputs[n]) for n in names)
+        return {k: fn(outputs[n]) for k, n in names.items()}
 
     def _out(self, a):
         """A fresh copy (copy=True), or a read-only view of the pool's buffer: a caller's write
@@ -265,7 +283,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             self._has_reset = True
             self._run()
             e = self._engine
-            return self._out(e.obs), self._info_dict(e.info_kind_arr, e.info)
+            return self._obs(e.outputs, self._out), self._info_dict(e.info_kind_arr, e.info)
 
     def step(self, actions, env_ids=None):
         """Step the envs with their rows of ``actions`` (every env, or ``env_ids``).
@@ -582,13 +600,16 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             sel = ids
         mode = self.autoreset_mode
         if ids is None:
-            obs, rew, term, trunc = (self._out(e.obs), self._out(e.reward),
+            obs, rew, term, trunc = (self._obs(e.outputs, self._out), self._out(e.reward),
                                      self._out(e.terminated), self._out(e.truncated))
             kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
         else:
-            obs, rew, term, trunc = e.obs[sel], e.reward[sel], e.terminated[sel], e.truncated[sel]
+            obs = e.obs[sel] if self._obs_structure is None else \
+                self._obs(e.outputs, lambda a: a[sel])
+            rew, term, trunc = e.reward[sel], e.terminated[sel], e.truncated[sel]
             if isinstance(sel, slice):          # views of the pool's rows
-                obs, rew, term, trunc = map(_read_only, (obs, rew, term, trunc))
+                obs = map_obs(obs, _read_only)
+                rew, term, trunc = map(_read_only, (rew, term, trunc))
             kinds, mat, fm = e.info_kind_arr[sel], e.info[sel], e.final_mask_arr[sel]
         info = self._info_dict(kinds, mat, ids)
         if mode == AutoresetMode.SAME_STEP and fm.any():
@@ -596,7 +617,8 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             env_rows = rows if ids is None else ids[rows]
             final_obs = np.empty(len(fm), dtype=object)
             for r, i in zip(rows, env_rows):
-                final_obs[r] = e.final_obs[i].copy()
+                final_obs[r] = e.final_obs[i].copy() if self._obs_structure is None else \
+                    self._obs(e.final_outputs, lambda a: a[i].copy())
             fkinds = np.where(fm, _INFO_STEP, 0).astype(np.uint8)
             fmat = e.final_info if ids is None else e.final_info[sel]
             info = {"final_obs": final_obs, "_final_obs": fm.copy(),
@@ -657,6 +679,15 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
         return {k: v.copy() if copy else _read_only(v) for k, v in out.items()}
+
+
+def map_obs(obs, fn):
+    """``fn`` applied to each array of an observation batch (an array, tuple or dict)."""
+    if isinstance(obs, tuple):
+        return tuple(fn(a) for a in obs)
+    if isinstance(obs, dict):
+        return {k: fn(a) for k, a in obs.items()}
+    return fn(obs)
 
 
 def _read_only(a):

@@ -12,8 +12,8 @@
 #      Cython .c/.cpp files so that unchanged modules are not cythonized again) into a work
 #      directory outside the repository: $CYPOOL_SANITIZE_DIR, default /tmp/cypool-asan.
 #      The checkout's own in-place extensions are never touched.
-#   2. Builds the extensions there with -fsanitize=address (setup.py's CYPOOL_BUILD_ONLY picks
-#      the core and MuJoCo modules, plus the Atari pool when its source exists).
+#   2. Builds the extensions there with -fsanitize=address: every one setup.py builds (the
+#      engine's and those each family folder lists in its _extensions.py).
 #   3. Runs pytest from the copy with libasan preloaded (CPython itself is not instrumented),
 #      PYTHONMALLOC=malloc so that ASan sees Python's allocations too, and detect_leaks=0
 #      because CPython keeps its own allocations until exit. The extensions are built with
@@ -71,16 +71,15 @@ find "$SRC" -type f ! -name '*.so' -delete
     } | grep -v -E '\.so$' | sort -u | tar -cf - -T - 2>/dev/null
 ) | tar -xpf - -C "$SRC"
 
-MODULES="cypool._core._openmp,cypool._core._engine,cypool.mujoco._pool"
-for pyx in "$SRC"/cypool/classic/_*.pyx; do
-    MODULES="$MODULES,cypool.classic.$(basename "$pyx" .pyx)"
-done
-for pyx in "$SRC"/cypool/mujoco/tasks/*.pyx; do
-    MODULES="$MODULES,cypool.mujoco.tasks.$(basename "$pyx" .pyx)"
-done
-if [ -e "$SRC/cypool/atari/_pool.pyx" ]; then
-    MODULES="$MODULES,cypool.atari._pool"
-fi
+# every extension setup.py builds (the engine and each family folder's _extensions.py list)
+MODULES=$(cd "$SRC" && "$PY" - <<'PYEOF'
+import glob, runpy
+mods = ["cypool._core._openmp", "cypool._core._engine"]
+for path in sorted(glob.glob("cypool/*/_extensions.py")):
+    mods += [e[1] for e in runpy.run_path(path)["EXTENSIONS"]]
+print(",".join(mods))
+PYEOF
+)
 
 echo "== building the ASan extensions ($MODULES)"
 ASAN_CFLAGS="-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer -g"

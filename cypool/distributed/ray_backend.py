@@ -68,7 +68,7 @@ class _PoolWorker:
         self.error = None
         self.obs_all = None     # the pool's obs buffer (copy=False views it), set by a full reset
         try:
-            from cypool.families import import_family
+            from cypool.registry import import_family
 
             import_family(family_module)      # a family registered outside cypool
             if mujoco_task is not None and env_id not in cypool.list_envs():
@@ -233,8 +233,8 @@ class RayVectorEnv(VectorEnv):
                  max_episode_steps: int | None = None, batch_size: int | None = None,
                  ray_init_kwargs: dict | None = None, actor_options: dict | None = None,
                  start_timeout: float = 60.0, **task_kwargs):
-        from cypool import _check_num_envs
-        from cypool.families import family_for
+        from cypool._validate import check_pool_size, env_id_of
+        from cypool.registry import family_for
 
         # state that close() relies on comes first: a failed start still shuts actors down
         self._closed = False
@@ -244,17 +244,14 @@ class RayVectorEnv(VectorEnv):
         self._lock = threading.RLock()
         self._dead = None
 
-        if not isinstance(env_id, str):
-            raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
-        if env_id.startswith("cypool/"):
-            env_id = env_id[len("cypool/"):]
+        env_id = env_id_of(env_id)
         family = family_for(env_id)
         family_module, mujoco_task = family.module, None
         if family.name == "mujoco":
             from cypool.mujoco.family import user_task_module
 
             mujoco_task = user_task_module(env_id)
-        _check_num_envs(num_envs, memory=False)    # each actor checks its own block
+        check_pool_size(num_envs, memory=False)    # each actor checks its own block
         num_workers = check_int("num_workers", num_workers, 1, num_envs, closed_high=True)
         if num_threads is not None:
             num_threads = check_int("num_threads (per worker)", num_threads, 1,
@@ -292,9 +289,9 @@ class RayVectorEnv(VectorEnv):
             num_threads = max(1, int(free // self.num_workers))
         env_kwargs = task_kwargs.pop("env_kwargs", None)
         if env_kwargs is not None:
-            from cypool import _env_kwargs_list
+            from cypool._validate import env_kwargs_list
 
-            env_kwargs = _env_kwargs_list(env_kwargs, n)
+            env_kwargs = env_kwargs_list(env_kwargs, n)
         make_kwargs = dict(autoreset_mode=mode, max_episode_steps=max_episode_steps,
                            **task_kwargs)
         remote = _remote_worker()
@@ -320,6 +317,10 @@ class RayVectorEnv(VectorEnv):
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]
+        if isinstance(d0["single_observation_space"], (gym.spaces.Tuple, gym.spaces.Dict)):
+            self.close()
+            raise ValueError(f"cypool: backend='ray' does not serve {env_id}'s Tuple or Dict "
+                             "observations yet; use backend='local'")
         self.single_observation_space = d0["single_observation_space"]
         self.single_action_space = d0["single_action_space"]
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)

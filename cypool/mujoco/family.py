@@ -84,7 +84,7 @@ def register_task(env_id: str, module: str) -> None:
     again: ``module`` must be importable there).
     """
     # everything is checked before the task is entered: a failed call registers nothing
-    from cypool.families import list_envs
+    from cypool.registry import list_envs
     from cypool.registration import check_env_id
 
     check_env_id(env_id, "register_task")

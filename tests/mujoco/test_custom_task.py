@@ -251,3 +251,25 @@ def test_a_users_task_on_ray_matches_the_local_pool(point_mass):
             if e is not None:
                 e.close()
         ray.shutdown()
+
+
+def test_a_users_task_through_cypool_envpool(point_mass):
+    """cypool.envpool.make serves a task added with register_task (it raised KeyError: its
+    EnvPool tables listed only the built-in tasks) and steps it as make_vec does."""
+    import cypool.envpool as envpool
+
+    env = envpool.make_gymnasium("PointMass-v0", num_envs=2, seed=3, xml_file=point_mass)
+    ref = cypool.make_vec("PointMass-v0", 2, seed=3, xml_file=point_mass)
+    try:
+        assert env.spec.config.reward_threshold is None
+        obs, _ = env.reset()
+        ref_obs, _ = ref.reset()
+        assert np.array_equal(obs, ref_obs)
+        a = np.full((2, 2), 0.3)
+        for _ in range(3):
+            out, ref_out = env.step(a), ref.step(a)
+            for x, y in zip(out[:4], ref_out[:4]):
+                assert np.array_equal(x, y.astype(x.dtype))   # EnvPool: float32 rewards
+    finally:
+        env.close()
+        ref.close()

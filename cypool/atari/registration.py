@@ -1,0 +1,22 @@
+"""Registers the Atari family (imported by cypool.entry). Light: the ids come from
+cypool.atari.games (a ROM list, no emulator); the compiled pool is imported only when an
+Atari env is made."""
+from cypool.registry import register_family
+
+
+def _ids():
+    from cypool.atari.games import atari_ids
+    return atari_ids()
+
+
+def _make(*args, **kwargs):
+    from cypool.atari.family import AtariFamily
+    return AtariFamily(*args, **kwargs)
+
+
+def _limit(env_id):
+    from cypool.atari.games import ENVPOOL_MAX_EPISODE_STEPS
+    return ENVPOOL_MAX_EPISODE_STEPS
+
+
+register_family("atari", env_ids=_ids, make=_make, default_max_episode_steps=_limit)

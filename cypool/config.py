@@ -1,0 +1,53 @@
+"""How this cypool was built and what it runs on (show_config), and where its headers are
+(get_include)."""
+from __future__ import annotations
+
+__all__ = ["get_include", "show_config"]
+
+
+def get_include() -> list[str]:
+    """Directories an extension that cimports cypool's engine (``cimport
+    cypool._core._engine``) needs, for Cython's ``include_path`` and the C compiler's
+    ``include_dirs`` (with ``numpy.get_include()``)."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.dirname(here), os.path.join(here, "_core")]
+
+
+def show_config(file=None) -> dict:
+    """Print (and return) how this cypool was built and what it runs on."""
+    import sys
+
+    import numpy
+
+    import cypool
+    from cypool._mujoco_import import import_mujoco
+    from cypool import _numpy_blas
+    from cypool._core import _openmp
+    from cypool.mujoco import _pool as _mjpool
+    from cypool._threads import usable_cores
+
+    cfg = {
+        "cypool": cypool.__version__,
+        "built_with_openmp": _openmp.built_with_openmp(),
+        "openmp_version": _openmp.openmp_version(),
+        "omp_max_threads": _openmp.omp_max_threads(),
+        "usable_cores": usable_cores(),
+        "cython": _openmp.cython_version(),
+        "numpy": numpy.__version__,
+        "mujoco_compiled": _mjpool.HEADER_VERSION,
+        "mujoco_runtime": _mjpool.runtime_version()[1],
+        "mujoco_python": import_mujoco().__version__,
+        "numpy_dot": _numpy_blas.ROUTINE.describe(),
+    }
+    try:
+        from cypool.atari import _pool as _alepool
+
+        cfg["ale"] = _alepool.ale_version()
+    except ImportError:
+        cfg["ale"] = None
+    out = file or sys.stdout
+    for k, v in cfg.items():
+        print(f"{k:>18}: {v}", file=out)
+    return cfg

@@ -1,0 +1,172 @@
+"""The registry: which family serves an env id, and the contract each family implements.
+
+A family turns an env id and its kwargs into an engine (an ``Engine`` subclass stepping the
+envs in nogil code) plus what the façade needs around it. ``make_vec``, ``make_population``,
+gymnasium registration and the Ray backend look families up here instead of branching on
+their names. This module names no family: each family folder registers itself (its
+``registration.py``), :mod:`cypool.entry` lists the built-in ones, and another family
+registers with :func:`register_family`. Envs written on the public env API
+(:mod:`cypool.api`, among them cypool's own classic-control envs) get one family per id from
+:func:`cypool.api.register_env`.
+
+Version 1 of the contract (``FAMILY_API_VERSION``) is :class:`Family`.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import gymnasium as gym
+import numpy as np
+
+FAMILY_API_VERSION = 1
+
+
+@runtime_checkable
+class Family(Protocol):
+    """What a family object gives the façade (``cypool.VectorEnv``) and populations.
+
+    Attributes
+    ----------
+    engine
+        The ``cypool._core._engine.Engine`` subclass instance that owns the envs.
+    single_observation_space, single_action_space
+        One env's spaces.
+    metadata
+        gymnasium's env metadata (``render_modes``, ``render_fps``).
+    info_layout
+        ``[(key, first column, width, dtype, on_step, on_reset), ...]``: where each info key
+        lives in the engine's float64 info matrix, its dtype (or ``"action"``: the action's),
+        and whether it is reported after a step and after a reset.
+    kwargs
+        The complete, validated constructor kwargs of the pool.
+    action_dtype
+        The dtype of "action"-typed info keys for the whole pool (float32 when every env was
+        last given float32 actions); a family may give per-env dtypes with
+        ``action_dtype_of(ids)``.
+    """
+
+    engine: Any
+    single_observation_space: gym.Space
+    single_action_space: gym.Space
+    metadata: dict
+    info_layout: list
+    kwargs: dict
+    action_dtype: Any
+
+    def load_actions(self, actions: np.ndarray, env_ids=None) -> None:
+        """Validate an action batch (rows for ``env_ids``, or for every env) and copy it into
+        the engine; raise ``TypeError``/``ValueError`` before any env moves."""
+
+    def extra_info(self, info: dict, kinds: np.ndarray, ids) -> None:
+        """Add family-specific info keys (e.g. MuJoCo warnings) to ``info``."""
+
+    def merged_kwargs(self, kwargs: dict) -> dict:
+        """The complete, validated kwargs: the family's defaults updated with ``kwargs``."""
+
+    def configure_envs(self, ids, kwargs: dict) -> None:
+        """Give envs ``ids`` the complete kwargs ``kwargs`` (populations' per-member settings);
+        validate everything before any env changes."""
+
+    def set_max_episode_steps(self, ids, limit: int) -> None:
+        """Truncation limit of envs ``ids``, from their next step."""
+
+    # Optional: ``render(ids)`` returns the frames ``(len(ids), H, W, 3)`` uint8 of envs ids
+    # for the render modes ``metadata["render_modes"]`` lists (none: the family renders not).
+
+
+@dataclass(frozen=True)
+class FamilyEntry:
+    """A registered family.
+
+    name
+        Short name (``"mujoco"``, ``"atari"``).
+    env_ids
+        Returns the ids the family serves (called lazily: a family may need an optional
+        package to list them).
+    make
+        ``make(env_id, num_envs, num_threads, max_episode_steps, kwargs, member_kwargs=None)``
+        returns a :class:`Family`; ``member_kwargs`` is one kwargs dict per env, or None.
+    default_max_episode_steps
+        The truncation limit an id gets when ``max_episode_steps`` is None (None: no limit in
+        the engine; the family may keep its own).
+    module
+        An importable module whose import registers the family (None: the family is built
+        in). Processes cypool starts (the Ray backend's actors) import it before making
+        envs, so a family registered by a user's package works there too.
+    """
+
+    name: str
+    env_ids: Callable[[], list]
+    make: Callable[..., Family]
+    default_max_episode_steps: Callable[[str], int | None]
+    module: str | None = None
+
+
+_FAMILIES: dict[str, FamilyEntry] = {}
+
+
+def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..., Family],
+                    default_max_episode_steps: Callable[[str], int | None] = lambda env_id: None,
+                    module: str | None = None,
+                    api_version: int = FAMILY_API_VERSION) -> FamilyEntry:
+    """Register a family under ``name``; its ids become known to ``make_vec``,
+    ``make_population``, ``list_envs`` and (at ``cypool.registration.register_all``)
+    gymnasium's registry. ``module``: see :class:`FamilyEntry` (needed for the Ray
+    backend)."""
+    # everything is checked before the family is entered: a failed call registers nothing
+    if not isinstance(name, str) or not name:
+        raise TypeError("register_family: name must be a non-empty str")
+    if not isinstance(api_version, (int, np.integer)) or isinstance(api_version, bool):
+        raise TypeError(f"register_family: api_version must be an int, got {api_version!r}")
+    if api_version != FAMILY_API_VERSION:
+        raise ValueError(f"register_family: family {name!r} implements family API version "
+                         f"{api_version}, this cypool implements {FAMILY_API_VERSION}")
+    for label, fn in (("env_ids", env_ids), ("make", make),
+                      ("default_max_episode_steps", default_max_episode_steps)):
+        if not callable(fn):
+            raise TypeError(f"register_family: {label} must be callable")
+    if module is not None and (not isinstance(module, str) or not module):
+        raise TypeError("register_family: module must be a module name (str) or None")
+    if name in _FAMILIES:
+        raise ValueError(f"register_family: a family named {name!r} is already registered")
+    entry = FamilyEntry(name, env_ids, make, default_max_episode_steps, module)
+    _FAMILIES[name] = entry
+    return entry
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family (for tests and plug-ins that unload)."""
+    _FAMILIES.pop(name, None)
+
+
+def _ids(entry: FamilyEntry) -> list:
+    try:
+        return list(entry.env_ids())
+    except ImportError:      # an optional family whose package is missing serves no ids
+        return []
+
+
+def family_for(env_id: str) -> FamilyEntry:
+    """The family serving ``env_id`` (a ``ValueError`` with close matches if none does)."""
+    for entry in _FAMILIES.values():
+        if env_id in _ids(entry):
+            return entry
+    close = difflib.get_close_matches(env_id, list_envs(), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise ValueError(f"unknown env id {env_id!r}{hint} (cypool.list_envs() lists them)")
+
+
+def import_family(module: str | None) -> None:
+    """In a process cypool started: import the module that registers a family (no-op for
+    None, or when it is imported already)."""
+    if module is not None:
+        import importlib
+
+        importlib.import_module(module)
+
+
+def list_envs() -> list[str]:
+    """Every id of every registered family, in registration order."""
+    return [env_id for entry in _FAMILIES.values() for env_id in _ids(entry)]

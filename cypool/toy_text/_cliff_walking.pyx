@@ -1,0 +1,100 @@
+"""CliffWalking pool: gymnasium 1.4.0's CliffWalkingEnv (CliffWalking-v1,
+CliffWalkingSlippery-v1 via is_slippery) per env, on cypool's public env API.
+
+Kernel contract: iteration i touches only env i's state row, its rows of the outputs
+(Engine.row_of) and its stream; the tables are shared and read-only; no allocation, Python
+objects or GIL.
+
+4x12 grid, start 36, goal 47, cliff (3, 1..10): stepping on it gives -100 and teleports to
+the start without terminating. ``is_slippery`` is per env (two tables at most). Reset: one
+random() (categorical_sample over a one-hot distribution: always 36). Step: one random().
+Outputs: obs int64, reward float64, terminated, info column 0 = the entry's probability
+(1.0 at reset; gymnasium reports the int 1 there). No time limit of its own.
+
+Env state: (N, 2) int64: the state s and lastaction (-1 for None; for rendering).
+"""
+from libc.stdio cimport snprintf
+from libc.stdint cimport int64_t, uint8_t
+cimport numpy as cnp
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool.toy_text import _tables
+
+cnp.import_array()
+
+include "_tabular.pxi"
+
+NS = 48
+
+
+cdef class CliffWalkingPool(Engine):
+    """num_envs CliffWalkings (cypool.api pool; described by cypool.toy_text)."""
+    cdef TabView tab
+    cdef int64_t* st              # (num_envs, 2): s, lastaction
+    cdef const int64_t* act
+    cdef readonly object actions, states, variants, init_cdf
+    cdef object _arrays
+
+    def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
+                 kwargs):
+        self._init_engine(num_envs, num_threads, max_episode_steps,
+                          [("obs", (), np.int64)], 1)
+        self.init_cdf = _tables.cliff_initial_cdf()
+        self.actions = np.zeros(num_envs, np.int64)
+        self.states = np.zeros((num_envs, 2), np.int64)
+        self.states[:, 1] = -1
+        self.act = <const int64_t*> cnp.PyArray_DATA(self.actions)
+        self.st = <int64_t*> cnp.PyArray_DATA(self.states)
+        self.variants = _tables.Variants(num_envs, _tables.cliff_table)
+        self._install(np.arange(num_envs, dtype=np.int64), bool(kwargs["is_slippery"]))
+
+    def _install(self, ids, key):
+        stacked = self.variants.assign(ids, key)
+        self._arrays = _view_arrays(stacked, self.init_cdf, self.variants.index)
+        fill_view(&self.tab, self._arrays, NS, 4)
+
+    def configure(self, ids, kwargs):
+        """Envs ids (int64) take the complete kwargs: their own is_slippery."""
+        self._install(np.asarray(ids, np.int64), bool(kwargs["is_slippery"]))
+
+    cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow r
+        cdef int64_t* st = self.st + 2 * i
+        self.row_of(i, &r)
+        st[0] = tab_reset(&self.tab, r.rng)
+        st[1] = -1
+        (<int64_t*> r.obs)[0] = st[0]
+        r.info[0] = 1.0
+        return ST_OK
+
+    cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow r
+        cdef int64_t* st = self.st + 2 * i
+        cdef int64_t a = self.act[i]
+        cdef Py_ssize_t e
+        self.row_of(i, &r)
+        if bad_action(&r, a, 4):
+            return ST_ENGINE_ERROR
+        e = tab_entry(&self.tab, i, st[0], a, r.rng)
+        st[0] = self.tab.nxt[e]
+        st[1] = a
+        (<int64_t*> r.obs)[0] = st[0]
+        r.rew[0] = self.tab.rew[e]
+        r.term[0] = self.tab.term[e]
+        r.info[0] = self.tab.prob[e]
+        return ST_OK
+
+    def _env_state(self, Py_ssize_t i):
+        return [int(self.states[i, 0]), int(self.states[i, 1])]
+
+    def _check_env_state(self, Py_ssize_t i, state):
+        if (not isinstance(state, list) or len(state) != 2
+                or not all(isinstance(x, int) for x in state)
+                or not 0 <= state[0] < NS or not -1 <= state[1] < 4):
+            raise ValueError("cypool: not a CliffWalking env state")
+
+    def _set_env_state(self, Py_ssize_t i, state):
+        self.states[i] = state

@@ -1,0 +1,96 @@
+"""Registers the toy-text ids (imported by cypool.entry): one FamilySpec each. Light: the
+pools are imported at the first make of their id."""
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+
+from cypool.api import FamilySpec, InfoKey, Kwarg, register_spec
+
+_MODULE = "cypool.toy_text.registration"
+
+
+def _number(env_id, name, v):
+    """A probability kwarg: a number. Not a numpy float of another width: gymnasium would
+    then build its transition probabilities in that width, which the tables do not."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                              np.floating)):
+        raise TypeError(f"{env_id}: {name} must be a number, got {v!r}")
+    if isinstance(v, np.floating) and v.dtype != np.float64:
+        raise TypeError(f"{env_id}: {name} must be a Python float (or float64), got a numpy "
+                        f"{v.dtype} (gymnasium would compute its probabilities in {v.dtype})")
+
+
+def _frozen_lake_spaces(kw):
+    """The observation space follows the map (pool-scope desc, map_name)."""
+    from cypool.toy_text._tables import frozen_lake_desc
+
+    desc = frozen_lake_desc(kw["desc"], kw["map_name"])
+    return gym.spaces.Discrete(int(desc.size)), gym.spaces.Discrete(4)
+
+
+def _check_frozen_lake(kw):
+    _frozen_lake_spaces(kw)                     # the map's own errors
+    _number("FrozenLake", "success_rate", kw["success_rate"])
+    rs = kw["reward_schedule"]
+    if (not isinstance(rs, (tuple, list)) or len(rs) != 3
+            or not all(isinstance(x, (int, float, np.integer, np.floating))
+                       and not isinstance(x, (bool, np.bool_)) for x in rs)):
+        raise ValueError(f"FrozenLake: reward_schedule must be 3 numbers, got {rs!r}")
+
+
+def _check_taxi(kw):
+    for name in ("rainy_probability", "fickle_probability"):
+        _number("Taxi-v4", name, kw[name])
+
+
+# gymnasium reports "prob" as the int 1 after a reset and a float after a step; an info
+# array takes the type of the first env reporting it in the call
+_PROB = (InfoKey("prob", np.float64, reset_dtype=np.int64),)
+
+
+def _frozen_lake(env_id, map_name, limit):
+    return FamilySpec(
+        env_id, "cypool.toy_text._frozen_lake:FrozenLakePool",
+        *_frozen_lake_spaces({"desc": None, "map_name": map_name}),
+        kwargs={"desc": Kwarg(None, scope="pool"), "map_name": Kwarg(map_name, kind="any", scope="pool"),
+                "is_slippery": Kwarg(True), "success_rate": Kwarg(1.0 / 3.0, kind="any"),
+                "reward_schedule": Kwarg((1, 0, 0))},
+        max_episode_steps=limit, info=_PROB, check_kwargs=_check_frozen_lake,
+        spaces=_frozen_lake_spaces, render_fps=4, module=_MODULE)
+
+
+def _cliff(env_id, slippery):
+    return FamilySpec(
+        env_id, "cypool.toy_text._cliff_walking:CliffWalkingPool", gym.spaces.Discrete(48),
+        gym.spaces.Discrete(4), kwargs={"is_slippery": Kwarg(slippery)},
+        max_episode_steps=None, info=_PROB, render_fps=4, module=_MODULE)
+
+
+SPECS = (
+    _frozen_lake("FrozenLake-v1", "4x4", 100),
+    _frozen_lake("FrozenLake8x8-v1", "8x8", 200),
+    FamilySpec(
+        "Taxi-v4", "cypool.toy_text._taxi:TaxiPool", gym.spaces.Discrete(500),
+        gym.spaces.Discrete(6),
+        kwargs={"is_rainy": Kwarg(False), "fickle_passenger": Kwarg(False),
+                "rainy_probability": Kwarg(0.8, kind="any"),
+                "fickle_probability": Kwarg(0.3, kind="any")},
+        max_episode_steps=200,
+        info=(InfoKey("prob", np.float64), InfoKey("action_mask", np.int8, width=6)),
+        check_kwargs=_check_taxi, render_fps=4, module=_MODULE),
+    _cliff("CliffWalking-v1", False),
+    _cliff("CliffWalkingSlippery-v1", True),
+    FamilySpec(
+        "Blackjack-v1", "cypool.toy_text._blackjack:BlackjackPool",
+        gym.spaces.Tuple((gym.spaces.Discrete(32), gym.spaces.Discrete(11),
+                          gym.spaces.Discrete(2))),
+        gym.spaces.Discrete(2), kwargs={"natural": Kwarg(False), "sab": Kwarg(True)},
+        max_episode_steps=None, render_fps=4, module=_MODULE),
+)
+
+ENV_IDS = tuple(s.env_id for s in SPECS)
+
+for _spec in SPECS:
+    register_spec(_spec)
+del _spec
