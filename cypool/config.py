@@ -16,16 +16,16 @@ def get_include() -> list[str]:
 
 
 def show_config(file=None) -> dict:
-    """Print (and return) how this cypool was built and what it runs on."""
+    """Print (and return) how this cypool was built and what it runs on: the OpenMP runtime,
+    threads, the Cython and numpy versions, the BLAS routine numpy's dot uses, and what each
+    family reports of itself (its simulator's versions)."""
     import sys
 
     import numpy
 
     import cypool
-    from cypool._mujoco_import import import_mujoco
-    from cypool import _numpy_blas
+    from cypool import _numpy_blas, registry
     from cypool._core import _openmp
-    from cypool.mujoco import _pool as _mjpool
     from cypool._threads import usable_cores
 
     cfg = {
@@ -36,17 +36,11 @@ def show_config(file=None) -> dict:
         "usable_cores": usable_cores(),
         "cython": _openmp.cython_version(),
         "numpy": numpy.__version__,
-        "mujoco_compiled": _mjpool.HEADER_VERSION,
-        "mujoco_runtime": _mjpool.runtime_version()[1],
-        "mujoco_python": import_mujoco().__version__,
         "numpy_dot": _numpy_blas.ROUTINE.describe(),
     }
-    try:
-        from cypool.atari import _pool as _alepool
-
-        cfg["ale"] = _alepool.ale_version()
-    except ImportError:
-        cfg["ale"] = None
+    for entry in registry.families():
+        if entry.config is not None:
+            cfg.update(entry.config())
     out = file or sys.stdout
     for k, v in cfg.items():
         print(f"{k:>18}: {v}", file=out)

@@ -95,6 +95,13 @@ class FamilyEntry:
         An importable module whose import registers the family (None: the family is built
         in). Processes cypool starts (the Ray backend's actors) import it before making
         envs, so a family registered by a user's package works there too.
+    config
+        Optional ``config() -> dict``: what the family was built with and runs on, for
+        ``cypool.show_config()`` (e.g. the simulator's compiled and loaded versions).
+    remote_setup
+        Optional ``remote_setup(env_id) -> callable or None``: a picklable no-argument
+        callable that a process cypool starts (a Ray actor) runs before it makes ``env_id``
+        (e.g. registering a user's task again there).
     """
 
     name: str
@@ -102,6 +109,8 @@ class FamilyEntry:
     make: Callable[..., Family]
     default_max_episode_steps: Callable[[str], int | None]
     module: str | None = None
+    config: Callable[[], dict] | None = None
+    remote_setup: Callable[[str], Callable | None] | None = None
 
 
 _FAMILIES: dict[str, FamilyEntry] = {}
@@ -109,12 +118,13 @@ _FAMILIES: dict[str, FamilyEntry] = {}
 
 def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..., Family],
                     default_max_episode_steps: Callable[[str], int | None] = lambda env_id: None,
-                    module: str | None = None,
+                    module: str | None = None, config: Callable[[], dict] | None = None,
+                    remote_setup: Callable[[str], Callable | None] | None = None,
                     api_version: int = FAMILY_API_VERSION) -> FamilyEntry:
     """Register a family under ``name``; its ids become known to ``make_vec``,
     ``make_population``, ``list_envs`` and (at ``cypool.registration.register_all``)
-    gymnasium's registry. ``module``: see :class:`FamilyEntry` (needed for the Ray
-    backend)."""
+    gymnasium's registry. ``module``, ``config``, ``remote_setup``: see
+    :class:`FamilyEntry` (``module`` is needed for the Ray backend)."""
     # everything is checked before the family is entered: a failed call registers nothing
     if not isinstance(name, str) or not name:
         raise TypeError("register_family: name must be a non-empty str")
@@ -127,11 +137,15 @@ def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..
                       ("default_max_episode_steps", default_max_episode_steps)):
         if not callable(fn):
             raise TypeError(f"register_family: {label} must be callable")
+    for label, fn in (("config", config), ("remote_setup", remote_setup)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"register_family: {label} must be callable or None")
     if module is not None and (not isinstance(module, str) or not module):
         raise TypeError("register_family: module must be a module name (str) or None")
     if name in _FAMILIES:
         raise ValueError(f"register_family: a family named {name!r} is already registered")
-    entry = FamilyEntry(name, env_ids, make, default_max_episode_steps, module)
+    entry = FamilyEntry(name, env_ids, make, default_max_episode_steps, module, config,
+                        remote_setup)
     _FAMILIES[name] = entry
     return entry
 
@@ -165,6 +179,11 @@ def import_family(module: str | None) -> None:
         import importlib
 
         importlib.import_module(module)
+
+
+def families() -> list[FamilyEntry]:
+    """The registered families, in registration order."""
+    return list(_FAMILIES.values())
 
 
 def list_envs() -> list[str]:

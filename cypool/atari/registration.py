@@ -19,4 +19,13 @@ def _limit(env_id):
     return ENVPOOL_MAX_EPISODE_STEPS
 
 
-register_family("atari", env_ids=_ids, make=_make, default_max_episode_steps=_limit)
+def _config():
+    try:
+        from cypool.atari import _pool
+    except ImportError:              # built without ALE
+        return {"ale": None}
+    return {"ale": _pool.ale_version()}
+
+
+register_family("atari", env_ids=_ids, make=_make, default_max_episode_steps=_limit,
+                config=_config)

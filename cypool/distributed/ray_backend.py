@@ -62,7 +62,7 @@ class _PoolWorker:
     """
 
     def __init__(self, env_id, num_envs, num_threads, offset, make_kwargs, family_module=None,
-                 mujoco_task=None):
+                 setup=None):
         self.offset = offset    # global id of this actor's env 0
         self.env = None
         self.error = None
@@ -71,10 +71,8 @@ class _PoolWorker:
             from cypool.registry import import_family
 
             import_family(family_module)      # a family registered outside cypool
-            if mujoco_task is not None and env_id not in cypool.list_envs():
-                from cypool.mujoco import register_task   # a user's MuJoCo task
-
-                register_task(env_id, mujoco_task)
+            if setup is not None:             # the family's own (a user's MuJoCo task)
+                setup()
             self.env = cypool.make_vec(env_id, num_envs, num_threads=num_threads, copy=False,
                                        **make_kwargs)
         except Exception as err:  # noqa: BLE001 - handed to the driver by describe()
@@ -246,11 +244,8 @@ class RayVectorEnv(VectorEnv):
 
         env_id = env_id_of(env_id)
         family = family_for(env_id)
-        family_module, mujoco_task = family.module, None
-        if family.name == "mujoco":
-            from cypool.mujoco.family import user_task_module
-
-            mujoco_task = user_task_module(env_id)
+        family_module = family.module
+        setup = family.remote_setup(env_id) if family.remote_setup is not None else None
         check_pool_size(num_envs, memory=False)    # each actor checks its own block
         num_workers = check_int("num_workers", num_workers, 1, num_envs, closed_high=True)
         if num_threads is not None:
@@ -313,7 +308,7 @@ class RayVectorEnv(VectorEnv):
                 {**make_kwargs, "env_kwargs": env_kwargs[lo:hi]}     # the actor's own envs
             self._actors.append(remote.options(**opts).remote(env_id, hi - lo, threads[w], lo,
                                                                kw, family_module,
-                                                               mujoco_task))
+                                                               setup))
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]

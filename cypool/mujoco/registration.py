@@ -18,4 +18,31 @@ def _limit(env_id):
     return task_module(env_id).MAX_EPISODE_STEPS
 
 
-register_family("mujoco", env_ids=_ids, make=_make, default_max_episode_steps=_limit)
+def _config():
+    from cypool._mujoco_import import import_mujoco
+    from cypool.mujoco import _pool
+
+    return {"mujoco_compiled": _pool.HEADER_VERSION, "mujoco_runtime": _pool.runtime_version()[1],
+            "mujoco_python": import_mujoco().__version__}
+
+
+def _remote_setup(env_id):
+    """A user's task (register_task) is registered again in a Ray actor."""
+    import functools
+
+    from cypool.mujoco.family import user_task_module
+
+    module = user_task_module(env_id)
+    return None if module is None else functools.partial(_register_again, env_id, module)
+
+
+def _register_again(env_id, module):
+    from cypool.mujoco.family import register_task
+    from cypool.registry import list_envs
+
+    if env_id not in list_envs():
+        register_task(env_id, module)
+
+
+register_family("mujoco", env_ids=_ids, make=_make, default_max_episode_steps=_limit,
+                config=_config, remote_setup=_remote_setup)
