@@ -52,17 +52,20 @@ import gymnasium as gym
 import numpy as np
 
 from cypool import registry
-from cypool._core.spec import (FamilySpec, InfoKey, Kwarg, SpecFamily, check_pool_class,
-                               check_spec, complete_kwargs)
+from cypool._core.spec import (EnvPoolNames, FamilySpec, InfoKey, Kwarg, SpecFamily,
+                               check_pool_class, check_spec, complete_kwargs)
 from cypool._validate import check_int, is_int
 from cypool._core._engine import (state_bool, state_bytes, state_dict,  # noqa: F401
                                   state_float, state_int, state_seq)
 
 __all__ = ["API_VERSION", "register_env", "register_spec", "unregister_env", "FamilySpec",
-           "Kwarg", "InfoKey", "extension_kwargs", "cython_directives", "get_include",
+           "Kwarg", "InfoKey", "EnvPoolNames", "registered_spec", "envpool_ids", "extension_kwargs", "cython_directives", "get_include",
            "state_int", "state_float", "state_bool", "state_bytes", "state_seq", "state_dict"]
 
 API_VERSION = 1
+
+# the specs registered here, by cypool id (register_env's too)
+_SPECS: dict[str, FamilySpec] = {}
 
 
 def get_include() -> list[str]:
@@ -102,7 +105,7 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
                  info_keys: dict | None = None,
                  check_kwargs: Callable[[dict], dict | None] | None = None,
                  render_fps: int | None = None, module: str | None = None,
-                 api_version: int = API_VERSION) -> None:
+                 api_version: int = API_VERSION, envpool: EnvPoolNames | None = None) -> None:
     """Serve ``env_id`` with ``pool``.
 
     Parameters
@@ -135,6 +138,9 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     module : str or None
         An importable module whose import registers the id: processes cypool starts (Ray
         actors) import it before making envs.
+    envpool : EnvPoolNames or None
+        The env's EnvPool 1.2.5 name(s) and options, for :mod:`cypool.envpool` (None: not
+        served there). Optional: pools written for version 1 without it are unchanged.
     """
     # Everything is checked before anything is registered; a registration that fails after
     # that (gymnasium's own checks) is taken back: all or nothing.
@@ -197,7 +203,7 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     register_spec(FamilySpec(env_id, pool, observation_space, action_space,
                              {k: Kwarg(v) for k, v in defaults.items()}, max_episode_steps,
                              tuple(InfoKey(k, d) for k, d in info.items()), check_kwargs,
-                             render_fps=render_fps, module=module))
+                             render_fps=render_fps, module=module, envpool=envpool))
 
 
 def register_spec(spec: FamilySpec) -> None:
@@ -219,6 +225,7 @@ def register_spec(spec: FamilySpec) -> None:
         raise TypeError(f"register_spec: module must be a module name (str) or None, got "
                         f"{spec.module!r}")
     complete_kwargs(spec, {})         # the defaults themselves must pass
+    _check_envpool_ids(spec)
     registry.register_family(_family_name(env_id), env_ids=lambda: [env_id],
                              make=functools.partial(SpecFamily, spec),
                              default_max_episode_steps=lambda _id: spec.max_episode_steps,
@@ -230,9 +237,42 @@ def register_spec(spec: FamilySpec) -> None:
         if isinstance(exc, gym.error.Error):
             raise ValueError(f"register_env: gymnasium refuses cypool/{env_id}: {exc}") from exc
         raise
+    _SPECS[env_id] = spec
+
+
+def _check_envpool_ids(spec: FamilySpec) -> None:
+    """An EnvPool id names one env: not another spec's EnvPool id, nor another env's
+    cypool id (ValueError)."""
+    claimed = envpool_ids()
+    if spec.env_id in claimed:
+        raise ValueError(f"register_spec: {spec.env_id!r} is already the EnvPool name of "
+                         f"cypool's {claimed[spec.env_id].env_id}")
+    if spec.envpool is None:
+        return
+    served = set(registry.list_envs())
+    for eid in spec.envpool.ids:
+        if eid in claimed:
+            raise ValueError(f"register_spec: {spec.env_id}: EnvPool id {eid!r} already names "
+                             f"cypool's {claimed[eid].env_id}")
+        if eid != spec.env_id and eid in served:
+            raise ValueError(f"register_spec: {spec.env_id}: EnvPool id {eid!r} is another "
+                             "cypool env's id")
+
+
+def registered_spec(env_id: str) -> FamilySpec | None:
+    """The spec ``env_id`` was registered with (register_env or register_spec), or None."""
+    return _SPECS.get(env_id)
+
+
+def envpool_ids() -> dict[str, FamilySpec]:
+    """``{EnvPool id: spec}`` for every registered spec with :class:`EnvPoolNames`, in
+    registration order (what :mod:`cypool.envpool` serves besides Atari and MuJoCo)."""
+    return {eid: spec for spec in _SPECS.values() if spec.envpool is not None
+            for eid in spec.envpool.ids}
 
 
 def unregister_env(env_id: str) -> None:
     """Forget an id registered with register_env (also in gymnasium's registry)."""
     registry.unregister_family(_family_name(env_id))
     gym.registry.pop(f"cypool/{env_id}", None)
+    _SPECS.pop(env_id, None)

@@ -15,12 +15,28 @@ plain info dicts with ``env_id``, ``players``, ``elapsed_step`` and, for Atari, 
 the unclipped ``reward``, ``terminated`` (the real game over) and ``ram``. CleanRL-style
 scripts may assign ``num_envs``, ``single_*_space`` and ``is_vector_env`` on the env.
 
+It serves EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` ids, and the ids of every
+family spec that names its EnvPool ids (``FamilySpec.envpool``, a
+:class:`cypool.api.EnvPoolNames`): classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
+``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
+(``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
+options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
+EnvPool's ``phys2d/``/``tabular/`` aliases of them), with EnvPool's options and defaults,
+spaces and dtypes (toy text: int32 observations, Blackjack's a ``Box(0, 31, (3,), int32)``),
+info keys (Acrobot's ``state``, CliffWalking's float32 ``prob``) and float32 rewards. This
+module reads those names generically; it has no table per family for them.
+
 What differs, and why: the numbers are cypool's (gymnasium's for MuJoCo, bit for bit; the
 Atari random streams behind no-ops and sticky actions are ale-py's, so frames are not
 EnvPool's); MuJoCo info keys are gymnasium's v5 keys (EnvPool's v5 sets are a subset or
 renamed, e.g. Humanoid's ``reward_linvel``); MuJoCo options take gymnasium's v5 task, so
 EnvPool's version switches (``post_constraint``, ``legacy_healthy_reward``, ...) accept only
-their v5 values; ``from_pixels=True`` (with ``render_width``, ``render_height``,
+their v5 values; the classic-control and toy-text dynamics are gymnasium's, exact with
+``gymnasium.make_vec(id, n, vectorization_mode="sync")`` seeded alike, not EnvPool's own
+C++ ports (their ``std::mt19937`` draws, Blackjack's card order and "any ace" ``obs[2]``,
+FrozenLake's slip rule); EnvPool options that select another variant (Pendulum's
+``version=0``, FrozenLake sizes other than 4 and 8) are refused, and EnvPool's
+``Pendulum-v0``, ``Catch-v0`` and ``NChain-v0`` are not served; ``from_pixels=True`` (with ``render_width``, ``render_height``,
 ``render_camera_id``) gives EnvPool's channels-first ``(3, H, W)`` uint8 observations, the
 frames of gymnasium's renderer; ``make_dm`` (dm_env), ``xla()`` and ``render()`` are not
 offered. Invalid
@@ -29,6 +45,7 @@ options raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O``
 from __future__ import annotations
 
 import collections
+import difflib
 import warnings
 
 import numpy as np
@@ -37,6 +54,7 @@ from gymnasium.vector import AutoresetMode
 
 import cypool
 from cypool._validate import check_int, check_pool_size
+from cypool.api import FamilySpec, envpool_ids, registered_spec
 from cypool.registry import family_for
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
@@ -96,9 +114,22 @@ MUJOCO_RENAMES = {
 _BASE_PATH = __import__("os").path.dirname(cypool.__file__)   # EnvPool: its assets directory
 
 
+# EnvPool 1.2.5 ids of the families above that no cypool env runs, and why
+_NOT_SERVED = {
+    "Pendulum-v0": "EnvPool's Pendulum-v0 runs gym 0.21's Pendulum (version=0), which "
+                   "gymnasium and cypool do not have; use Pendulum-v1",
+    "Catch-v0": "EnvPool's Catch-v0 (bsuite's Catch) has no gymnasium or cypool env",
+    "NChain-v0": "EnvPool's NChain-v0 (gym 0.x's NChain) has no gymnasium or cypool env",
+}
+_NOT_SERVED["phys2d/Pendulum-v0"] = _NOT_SERVED["Pendulum-v0"]
+_LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
+
+
 def list_all_envs() -> list[str]:
-    """Every id cypool serves (EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` names)."""
-    return cypool.list_envs()
+    """Every id ``make`` serves: EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` names,
+    then the EnvPool ids of the family specs that name theirs (classic control, toy text)."""
+    ids = [i for i in cypool.list_envs() if family_for(i).name in ("atari", "mujoco")]
+    return ids + list(envpool_ids())
 
 
 class EnvSpec:
@@ -121,13 +152,63 @@ class EnvSpec:
 
 
 def _family(task_id):
+    """"atari", "mujoco", or the FamilySpec whose EnvPool names hold ``task_id``; a
+    ValueError saying what to use for an id cypool.envpool does not serve."""
     if not isinstance(task_id, str):
         raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
-    entry = family_for(task_id)
-    if entry.name not in ("atari", "mujoco"):
-        raise ValueError(f"cypool.envpool serves EnvPool's families (Atari, MuJoCo); "
-                         f"{task_id} is a {entry.name} env: use cypool.make_vec")
-    return entry.name
+    spec = envpool_ids().get(task_id)
+    if spec is not None:
+        return spec
+    if task_id in _NOT_SERVED:
+        raise ValueError(f"{task_id} is not served: {_NOT_SERVED[task_id]} ({_LISTED})")
+    try:
+        entry = family_for(task_id)
+    except ValueError:
+        entry = None
+    if entry is not None and entry.name in ("atari", "mujoco"):
+        return entry.name
+    if entry is not None:          # a cypool id that is not an EnvPool one
+        own = registered_spec(task_id)
+        names = own.envpool.ids if own is not None and own.envpool is not None else ()
+        use = f"cypool.make_vec({task_id!r}, num_envs) for cypool's API"
+        if names:
+            raise ValueError(f"{task_id} is cypool's id, not EnvPool's: EnvPool (and "
+                             f"cypool.envpool) call this env {names[0]}; or use {use}")
+        raise ValueError(f"{task_id} has no EnvPool name (cypool.envpool serves EnvPool's "
+                         f"ids; {_LISTED}): use {use}")
+    close = difflib.get_close_matches(task_id, list_all_envs(), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise ValueError(f"{task_id!r} is not an id cypool.envpool serves{hint} ({_LISTED})")
+
+
+def _same_option(value, default):
+    """value is the option's default (a bool only for a bool default)."""
+    if isinstance(default, (bool, np.bool_)) != isinstance(value, (bool, np.bool_)):
+        return False
+    try:
+        return bool(np.all(np.asarray(value) == np.asarray(default)))
+    except Exception:
+        return False
+
+
+def _spec_task(task_id, spec, cfg):
+    """cypool kwargs of ``spec`` for EnvPool's config ``cfg`` (its EnvPoolNames mapping)."""
+    names = spec.envpool
+    task = {}
+    for k, v in cfg.items():
+        if k in COMMON or k in ("base_path", "max_episode_steps", "reward_threshold"):
+            continue
+        target = names.kwargs.get(k)
+        if target is None:          # an EnvPool variant switch: its default only
+            if not _same_option(v, names.config[k]):
+                raise ValueError(f"{k}={v!r} selects an EnvPool variant of {task_id} that "
+                                 f"cypool does not run (it runs gymnasium's {spec.env_id}: "
+                                 f"{k}={names.config[k]!r})")
+        elif callable(target):
+            task.update(target(v))
+        else:
+            task[target] = v
+    return task
 
 
 def _mujoco_defaults(task_id):
@@ -156,8 +237,9 @@ PIXELS = dict(render_width=84, render_height=84, render_camera_id=-1)
 
 def _config(task_id, kwargs):
     """EnvPool's config for these options (unknown ones: TypeError, bad values: ValueError),
-    and cypool.make_vec's arguments for it."""
+    and cypool.make_vec's arguments for it (``make["env_id"]``: cypool's id)."""
     family = _family(task_id)
+    spec = family if isinstance(family, FamilySpec) else None
     kwargs = dict(kwargs)
     from_pixels = kwargs.pop("from_pixels", False)
     if not isinstance(from_pixels, (bool, np.bool_)):
@@ -167,7 +249,8 @@ def _config(task_id, kwargs):
     if not from_pixels and any(k in kwargs for k in PIXELS):
         raise ValueError(f"{', '.join(k for k in PIXELS if k in kwargs)}: cypool.envpool "
                          "does not render; these options need from_pixels=True")
-    own = dict(ATARI) if family == "atari" else _mujoco_defaults(task_id)
+    own = dict(ATARI) if family == "atari" else dict(spec.envpool.config) if spec else \
+        _mujoco_defaults(task_id)
     cfg = {**COMMON, "base_path": _BASE_PATH, **own, **(PIXELS if from_pixels else {})}
     if family == "mujoco":           # gymnasium's registered threshold (EnvPool has its own)
         cfg["reward_threshold"] = gym.spec(task_id).reward_threshold \
@@ -195,10 +278,13 @@ def _config(task_id, kwargs):
         base = check_int("seed", cfg["seed"], -2**31, 2**31)
         seeds = [(base + i) % 2**31 for i in range(n)]     # EnvPool's int32 seeds
     limit = check_int("max_episode_steps", cfg["max_episode_steps"], 1)
-    make = dict(num_envs=n, num_threads=threads or None, max_episode_steps=limit,
-                batch_size=batch, autoreset_mode="next_step")
+    make = dict(env_id=spec.env_id if spec else task_id, num_envs=n,
+                num_threads=threads or None, max_episode_steps=limit, batch_size=batch,
+                autoreset_mode="next_step")
     task = {}
-    if family == "atari":
+    if spec is not None:
+        task = _spec_task(task_id, spec, cfg)
+    elif family == "atari":
         for k in ATARI:
             if k != "max_episode_steps":
                 task[k] = cfg[k]
@@ -244,6 +330,8 @@ def _config(task_id, kwargs):
 def _spaces(pool, family):
     obs = pool.single_observation_space
     act = pool.single_action_space
+    if isinstance(family, FamilySpec) and family.envpool.observation_space is not None:
+        obs = family.envpool.observation_space      # EnvPool's own (Blackjack's Box)
     if family == "mujoco":       # EnvPool's MuJoCo actions are float64
         act = gym.spaces.Box(act.low.astype(np.float64), act.high.astype(np.float64),
                              dtype=np.float64)
@@ -255,7 +343,7 @@ def make_spec(task_id: str, **kwargs) -> EnvSpec:
     family, cfg, make, task, _ = _config(task_id, kwargs)
     pixels = task.pop("from_pixels", False)
     task.pop("channels_first", None)
-    pool = cypool.make_vec(task_id, 1, num_threads=1, **task)   # checks the render options
+    pool = cypool.make_vec(make["env_id"], 1, num_threads=1, **task)   # checks the options
     try:
         obs, act = _spaces(pool, family)
     finally:
@@ -292,9 +380,17 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     """EnvPool's ``<Family>GymnasiumEnvPool``, stepped by a cypool pool (``self.pool``)."""
 
     def __init__(self, task_id, family, cfg, make, task, seeds):
-        self.pool = cypool.make_vec(task_id, **make, **task)
+        self.pool = cypool.make_vec(**make, **task)
         self.task_id = task_id
         self._family = family
+        # a spec family's EnvPool names: its obs/reward dtypes and info keys
+        self._names = family.envpool if isinstance(family, FamilySpec) else None
+        self._info_cols = {}
+        if self._names is not None:
+            col = 0
+            for key in family.info:
+                self._info_cols[key.name] = (col, key.width)
+                col += key.width
         self._config = cfg
         self._seeds = seeds
         self._started = False
@@ -326,7 +422,10 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         return self.num_envs
 
     def __repr__(self):
-        kind = "Atari" if self._family == "atari" else "Mujoco"
+        if self._names is not None:      # EnvPool's class name, e.g. TaxiGymnasiumEnvPool
+            kind = self.task_id.split("/")[-1].split("-v")[0]
+        else:
+            kind = "Atari" if self._family == "atari" else "Mujoco"
         return (f"{kind}GymnasiumEnvPool(cypool, num_envs={self.num_envs}, "
                 f"batch_size={self.batch_size})")
 
@@ -351,6 +450,8 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def _info(self, info, ids):
         """EnvPool's info: plain arrays for the rows `ids`, no masks."""
         out = {"env_id": ids.astype(np.int32), "players": {"env_id": ids.astype(np.int32)}}
+        if self._names is not None:     # a spec family: EnvPool's keys only
+            return self._spec_info(out, ids)
         for k, v in info.items():
             if k.startswith("_") or k in ("env_id", "final_obs", "final_info"):
                 continue
@@ -363,11 +464,38 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             out["elapsed_step"] = self.pool._engine.elapsed()[ids].astype(np.int32)
         return out
 
+    def _spec_info(self, out, ids):
+        """The info keys of the spec's EnvPoolNames, read from the engine's rows ``ids`` (its
+        float64 info row, not gymnasium's first-reporter typed arrays), then
+        ``elapsed_step``."""
+        engine = self.pool._engine
+        for key, (source, dtype) in self._names.info.items():
+            if callable(source):
+                vals = source(engine, ids)
+            else:
+                col, width = self._info_cols[source]
+                vals = engine.info[ids, col] if width == 1 else \
+                    engine.info[ids, col:col + width]
+            out[key] = np.asarray(vals).astype(dtype)
+        out["elapsed_step"] = engine.elapsed()[ids].astype(np.int32)
+        return out
+
+    def _obs(self, obs):
+        """A spec family's observation batch as EnvPool gives it (its converter, dtype)."""
+        if self._names is None:
+            return obs
+        if self._names.obs is not None:
+            obs = self._names.obs(obs)
+        if self._names.obs_dtype is not None:
+            obs = np.asarray(obs).astype(self._names.obs_dtype, copy=False)
+        return obs
+
     def _step_result(self, out, ids):
         obs, rew, term, trunc, info = out
         trunc = np.asarray(trunc, np.bool_)
-        return (obs, np.asarray(rew, np.float32), np.asarray(term, np.bool_) & ~trunc, trunc,
-                self._info(info, ids))
+        rdt = np.float32 if self._names is None else self._names.reward_dtype
+        return (self._obs(obs), np.asarray(rew, rdt), np.asarray(term, np.bool_) & ~trunc,
+                trunc, self._info(info, ids))
 
     def _first_seeds(self):
         if self._started:
@@ -405,8 +533,9 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             m = np.zeros(self.num_envs, np.bool_)
             m[ids] = True
             obs, info = self.pool.reset(options={"reset_mask": m})
-        return obs[ids], self._info({k: v[ids] if isinstance(v, np.ndarray) and len(v) ==
-                                     self.num_envs else v for k, v in info.items()}, ids)
+        return self._obs(obs)[ids], self._info({k: v[ids] if isinstance(v, np.ndarray) and
+                                                len(v) == self.num_envs else v
+                                                for k, v in info.items()}, ids)
 
     def step(self, action, env_id=None):
         """``send`` then ``recv``: the 5-tuple of the envs stepped (sync) or of the first

@@ -27,7 +27,7 @@ import numpy as np
 from cypool.errors import check_known_kwargs
 from cypool._validate import check_discrete_actions, check_kwarg, KWARG_KINDS
 
-__all__ = ["Kwarg", "InfoKey", "FamilySpec", "SpecFamily", "obs_outputs", "obs_structure"]
+__all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "FamilySpec", "SpecFamily", "obs_outputs", "obs_structure"]
 
 _LEAVES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete)
 
@@ -78,6 +78,103 @@ class KindDtype:
         return f"KindDtype(step={self.step}, reset={self.reset})"
 
 
+# EnvPool's options every env of it has (envpool/python/env_spec.py), which cypool.envpool
+# handles for every family: an EnvPoolNames config may not redefine them
+ENVPOOL_COMMON_OPTIONS = ("num_envs", "batch_size", "num_threads", "max_num_players",
+                          "thread_affinity_offset", "seed", "env_seed", "gym_reset_return_info",
+                          "base_path")
+
+
+@dataclass(frozen=True)
+class EnvPoolNames:
+    """How :mod:`cypool.envpool` (EnvPool 1.2.5's API) serves a spec's env under EnvPool's
+    names; cypool.envpool reads nothing else about the family.
+
+    ids
+        EnvPool's id(s) of this env (aliases included): ``cypool.envpool.make(id)`` builds
+        the spec's env, and ``list_all_envs()`` lists them.
+    config
+        EnvPool's own options of these ids with its defaults, in its order: its
+        ``make_spec(id).config`` less the options every EnvPool env has (``num_envs``,
+        ``seed``, ...), e.g. ``max_episode_steps`` (the time limit given to the pool),
+        ``reward_threshold`` (reported only), ``size``.
+    kwargs
+        ``{EnvPool option: cypool kwarg name}``, or ``{option: function(value) -> {cypool
+        kwarg: value}}`` for a value that maps to other kwargs (raising ValueError for values
+        cypool does not run). An option of ``config`` named here by neither (nor
+        ``max_episode_steps``/``reward_threshold``) selects an EnvPool variant: it is
+        accepted at its default only.
+    obs_dtype, reward_dtype
+        The dtypes EnvPool gives observations and rewards (obs None: the pool's).
+    observation_space, obs
+        EnvPool's one-env observation space where it is not the spec's, and
+        ``obs(batched_observation) -> array`` turning the pool's batch into it (e.g. a Tuple
+        into a Box).
+    info
+        ``{EnvPool info key: (source, dtype)}`` besides the keys every EnvPool env has
+        (``env_id``, ``players``, ``elapsed_step``): source is one of the spec's info keys
+        (read from the engine's float64 row, so gymnasium's first-reporter typing does not
+        apply) or ``function(engine, ids) -> array`` of the rows ``ids``.
+    """
+
+    ids: tuple
+    config: Mapping = field(default_factory=dict)
+    kwargs: Mapping = field(default_factory=dict)
+    obs_dtype: Any = None
+    reward_dtype: Any = np.float32
+    observation_space: gym.Space | None = None
+    obs: Callable | None = None
+    info: Mapping = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.ids, (tuple, list)) or not all(
+                isinstance(i, str) and i for i in self.ids):
+            raise TypeError(f"EnvPoolNames: ids must be a tuple of EnvPool ids (str), got "
+                            f"{self.ids!r}")
+        if not self.ids:
+            raise ValueError("EnvPoolNames: ids must name at least one EnvPool id")
+        if len(set(self.ids)) != len(self.ids):
+            raise ValueError(f"EnvPoolNames: ids repeat an id: {list(self.ids)}")
+        object.__setattr__(self, "ids", tuple(self.ids))
+        for label in ("config", "kwargs", "info"):
+            m = getattr(self, label)
+            if not isinstance(m, Mapping) or not all(isinstance(k, str) for k in m):
+                raise TypeError(f"EnvPoolNames: {label} must be a dict with str keys, got {m!r}")
+        common = sorted(set(self.config) & set(ENVPOOL_COMMON_OPTIONS))
+        if common:
+            raise ValueError(f"EnvPoolNames: config may not hold EnvPool's common options "
+                             f"{common} (cypool.envpool handles them for every env)")
+        for name, target in self.kwargs.items():
+            if name not in self.config:
+                raise ValueError(f"EnvPoolNames: kwargs maps {name!r}, which is not an option "
+                                 f"of config {sorted(self.config)}")
+            if not (isinstance(target, str) and target) and not callable(target):
+                raise TypeError(f"EnvPoolNames: kwargs[{name!r}] must be a cypool kwarg name "
+                                f"or a function(value) -> dict, got {target!r}")
+        for key, entry in self.info.items():
+            if (not isinstance(entry, tuple) or len(entry) != 2
+                    or not (isinstance(entry[0], str) or callable(entry[0]))):
+                raise TypeError(f"EnvPoolNames: info[{key!r}] must be (a spec info key or "
+                                f"function(engine, ids), dtype), got {entry!r}")
+            _dtype(entry[1], f"info[{key!r}]")
+        if self.obs_dtype is not None:
+            _dtype(self.obs_dtype, "obs_dtype")
+        _dtype(self.reward_dtype, "reward_dtype")
+        if self.obs is not None and not callable(self.obs):
+            raise TypeError(f"EnvPoolNames: obs must be callable or None, got {self.obs!r}")
+        if self.observation_space is not None and not isinstance(self.observation_space,
+                                                                 gym.spaces.Space):
+            raise TypeError(f"EnvPoolNames: observation_space must be a gymnasium space or "
+                            f"None, got {self.observation_space!r}")
+
+
+def _dtype(d, label):
+    try:
+        return np.dtype(d)
+    except TypeError:
+        raise TypeError(f"EnvPoolNames: {label} must be a numpy dtype, got {d!r}") from None
+
+
 @dataclass(frozen=True)
 class FamilySpec:
     """Everything about one env id.
@@ -94,6 +191,9 @@ class FamilySpec:
     render
         Optional ``render(engine, ids, mode, kwargs) -> list`` of one frame (``rgb_array``:
         an ``(H, W, 3)`` uint8 array) or text (``ansi``) per id.
+    envpool
+        Optional :class:`EnvPoolNames`: the env's EnvPool 1.2.5 name(s), options and
+        dtypes, for :mod:`cypool.envpool` (None: cypool.envpool does not serve it).
     """
 
     env_id: str
@@ -109,6 +209,7 @@ class FamilySpec:
     render_modes: tuple = ()
     render_fps: int | None = None
     module: str | None = None
+    envpool: EnvPoolNames | None = None
 
     def pool_class(self):
         if isinstance(self.pool, str):
@@ -170,6 +271,15 @@ def check_spec(spec: FamilySpec) -> None:
                         ("render", spec.render)):
         if hook is not None and not callable(hook):
             raise TypeError(f"{where}: {label} must be callable or None")
+    if spec.envpool is not None and not isinstance(spec.envpool, EnvPoolNames):
+        raise TypeError(f"{where}: envpool must be a cypool.api.EnvPoolNames or None, got "
+                        f"{spec.envpool!r}")
+    if spec.envpool is not None:
+        known = {k.name for k in spec.info}
+        for key, (source, _) in spec.envpool.info.items():
+            if isinstance(source, str) and source not in known:
+                raise ValueError(f"{where}: envpool info {key!r} reads info key {source!r}, "
+                                 f"which the spec does not have ({sorted(known)})")
     if spec.render_modes and spec.render is None:
         raise TypeError(f"{where}: render_modes {list(spec.render_modes)} need a render hook")
 

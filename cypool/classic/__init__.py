@@ -10,6 +10,11 @@ stream for all envs and float32 rewards). Reset options (low/high) are not offer
 reset takes only reset_mask. Every kwarg may differ per env (populations' member_kwargs,
 set_attr).
 
+Each id also carries its EnvPool 1.2.5 names (:class:`cypool.api.EnvPoolNames`), which
+:mod:`cypool.envpool` serves: EnvPool's ids (with its ``phys2d/`` aliases of CartPole), its
+options and defaults (``max_episode_steps``, ``reward_threshold``; Pendulum's ``version``,
+accepted at 1 only) and Acrobot's ``info["state"]`` (the two angles, float32).
+
 Importing this module imports no extension: each pool is named ``"module:Class"`` and loaded
 at the first make_vec of its id.
 """
@@ -20,7 +25,7 @@ import math
 import gymnasium as gym
 import numpy as np
 
-from cypool.api import register_env
+from cypool.api import EnvPoolNames, register_env
 
 __all__ = ["ENV_IDS"]
 
@@ -57,29 +62,48 @@ _CARTPOLE = dict(observation_space=_box((-4.8, -np.inf, -_THETA * 2, -np.inf),
 _MOUNTAIN_CAR_OBS = ((-1.2, -0.07), (0.6, 0.07))
 _ACROBOT = (1.0, 1.0, 1.0, 1.0, 4 * math.pi, 9 * math.pi)   # AcrobotEnv's MAX_VEL_1, _2
 
+def _acrobot_angles(engine, ids):
+    """EnvPool's Acrobot info["state"]: theta1, theta2 of envs ids."""
+    return engine.states[ids, :2]
+
+
+def _envpool(*ids, info=None, **config):
+    return EnvPoolNames(ids=ids, config=config, info=info or {})
+
+
 _ENVS = {
     "CartPole-v0": dict(pool="cypool.classic._cartpole:CartPolePool", max_episode_steps=200,
+                        envpool=_envpool("CartPole-v0", "phys2d/CartPole-v0",
+                                         max_episode_steps=200, reward_threshold=195.0),
                         **_CARTPOLE),
     "CartPole-v1": dict(pool="cypool.classic._cartpole:CartPolePool", max_episode_steps=500,
+                        envpool=_envpool("CartPole-v1", "phys2d/CartPole-v1",
+                                         max_episode_steps=500, reward_threshold=475.0),
                         **_CARTPOLE),
     "MountainCar-v0": dict(
         pool="cypool.classic._mountain_car:MountainCarPool", max_episode_steps=200,
         observation_space=_box(*_MOUNTAIN_CAR_OBS), action_space=gym.spaces.Discrete(3),
-        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30),
+        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30,
+        envpool=_envpool("MountainCar-v0", max_episode_steps=200, reward_threshold=-110.0)),
     "Pendulum-v1": dict(
         pool="cypool.classic._pendulum:PendulumPool", max_episode_steps=200,
         observation_space=_box((-1.0, -1.0, -8.0), (1.0, 1.0, 8.0)),
         action_space=gym.spaces.Box(-2.0, 2.0, (1,), np.float32),
-        kwargs=dict(g=10.0), render_fps=30),
+        kwargs=dict(g=10.0), render_fps=30,
+        envpool=_envpool("Pendulum-v1", max_episode_steps=200, version=1)),
     "Acrobot-v1": dict(
         pool="cypool.classic._acrobot:AcrobotPool", max_episode_steps=500,
         observation_space=_box(tuple(-h for h in _ACROBOT), _ACROBOT),
-        action_space=gym.spaces.Discrete(3), kwargs={}, render_fps=15),
+        action_space=gym.spaces.Discrete(3), kwargs={}, render_fps=15,
+        envpool=_envpool("Acrobot-v1", max_episode_steps=500, reward_threshold=-100.0,
+                         info={"state": (_acrobot_angles, np.float32)})),
     "MountainCarContinuous-v0": dict(
         pool="cypool.classic._mountain_car_continuous:MountainCarContinuousPool",
         max_episode_steps=999, observation_space=_box(*_MOUNTAIN_CAR_OBS),
         action_space=gym.spaces.Box(-1.0, 1.0, (1,), np.float32),
-        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30),
+        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30,
+        envpool=_envpool("MountainCarContinuous-v0", max_episode_steps=999,
+                         reward_threshold=90.0)),
 }
 
 ENV_IDS = tuple(_ENVS)

@@ -1,11 +1,17 @@
 """Registers the toy-text ids (imported by cypool.entry): one FamilySpec each. Light: the
-pools are imported at the first make of their id."""
+pools are imported at the first make of their id.
+
+Each spec also names its EnvPool 1.2.5 ids (:class:`cypool.api.EnvPoolNames`) for
+:mod:`cypool.envpool`: EnvPool's ``Taxi-v3`` is Taxi-v4 with its default (dry) options,
+its ``CliffWalking-v0`` (and ``tabular/`` alias) is CliffWalking-v1; EnvPool's options
+(FrozenLake's ``size`` 4 or 8, ``is_slippery``, ``natural``, ``sab``) and dtypes (obs int32,
+Blackjack's obs a ``Box(0, 31, (3,), int32)``, CliffWalking's float32 ``prob``)."""
 from __future__ import annotations
 
 import gymnasium as gym
 import numpy as np
 
-from cypool.api import FamilySpec, InfoKey, Kwarg, register_spec
+from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Kwarg, register_spec
 
 _MODULE = "cypool.toy_text.registration"
 
@@ -49,7 +55,27 @@ def _check_taxi(kw):
 _PROB = (InfoKey("prob", np.float64, reset_dtype=np.int64),)
 
 
+def _frozen_lake_size(size):
+    """EnvPool's FrozenLake ``size``: gymnasium's map of that size (4x4 or 8x8)."""
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"FrozenLake: size must be an int, got {size!r}")
+    if size not in (4, 8):
+        raise ValueError(f"FrozenLake: size={size} is not served: cypool runs gymnasium's maps, "
+                         "size=4 (4x4) or size=8 (8x8); EnvPool's maps of other sizes are not "
+                         "reproduced")
+    return {"map_name": f"{size}x{size}"}
+
+
+_INT_MAX = 2**31 - 1        # EnvPool's time limit of the ids gymnasium gives none
+
+
+def _blackjack_obs(obs):
+    """gymnasium's Tuple batch as EnvPool's (N, 3) int32 Box."""
+    return np.stack(obs, axis=1).astype(np.int32)
+
+
 def _frozen_lake(env_id, map_name, limit):
+    size = int(map_name[0])
     return FamilySpec(
         env_id, "cypool.toy_text._frozen_lake:FrozenLakePool",
         *_frozen_lake_spaces({"desc": None, "map_name": map_name}),
@@ -57,14 +83,21 @@ def _frozen_lake(env_id, map_name, limit):
                 "is_slippery": Kwarg(True), "success_rate": Kwarg(1.0 / 3.0, kind="any"),
                 "reward_schedule": Kwarg((1, 0, 0))},
         max_episode_steps=limit, info=_PROB, check_kwargs=_check_frozen_lake,
-        spaces=_frozen_lake_spaces, render_fps=4, module=_MODULE)
+        spaces=_frozen_lake_spaces, render_fps=4, module=_MODULE,
+        envpool=EnvPoolNames(ids=(env_id,), config=dict(
+            max_episode_steps=limit, reward_threshold={4: 0.7, 8: 0.85}[size], size=size),
+            kwargs=dict(size=_frozen_lake_size), obs_dtype=np.int32))
 
 
-def _cliff(env_id, slippery):
+def _cliff(env_id, slippery, envpool_ids):
     return FamilySpec(
         env_id, "cypool.toy_text._cliff_walking:CliffWalkingPool", gym.spaces.Discrete(48),
         gym.spaces.Discrete(4), kwargs={"is_slippery": Kwarg(slippery)},
-        max_episode_steps=None, info=_PROB, render_fps=4, module=_MODULE)
+        max_episode_steps=None, info=_PROB, render_fps=4, module=_MODULE,
+        envpool=EnvPoolNames(ids=envpool_ids,
+                             config=dict(max_episode_steps=_INT_MAX, is_slippery=slippery),
+                             kwargs=dict(is_slippery="is_slippery"), obs_dtype=np.int32,
+                             info={"prob": ("prob", np.float32)}))
 
 
 SPECS = (
@@ -78,15 +111,24 @@ SPECS = (
                 "fickle_probability": Kwarg(0.3, kind="any")},
         max_episode_steps=200,
         info=(InfoKey("prob", np.float64), InfoKey("action_mask", np.int8, width=6)),
-        check_kwargs=_check_taxi, render_fps=4, module=_MODULE),
-    _cliff("CliffWalking-v1", False),
-    _cliff("CliffWalkingSlippery-v1", True),
+        check_kwargs=_check_taxi, render_fps=4, module=_MODULE,
+        envpool=EnvPoolNames(ids=("Taxi-v3",), config=dict(max_episode_steps=200,
+                                                            reward_threshold=8.0),
+                             obs_dtype=np.int32)),
+    _cliff("CliffWalking-v1", False, ("CliffWalking-v1", "tabular/CliffWalking-v0",
+                                       "CliffWalking-v0")),
+    _cliff("CliffWalkingSlippery-v1", True, ("CliffWalkingSlippery-v1",)),
     FamilySpec(
         "Blackjack-v1", "cypool.toy_text._blackjack:BlackjackPool",
         gym.spaces.Tuple((gym.spaces.Discrete(32), gym.spaces.Discrete(11),
                           gym.spaces.Discrete(2))),
         gym.spaces.Discrete(2), kwargs={"natural": Kwarg(False), "sab": Kwarg(True)},
-        max_episode_steps=None, render_fps=4, module=_MODULE),
+        max_episode_steps=None, render_fps=4, module=_MODULE,
+        envpool=EnvPoolNames(ids=("Blackjack-v1", "tabular/Blackjack-v0"),
+                             config=dict(max_episode_steps=_INT_MAX, natural=False, sab=True),
+                             kwargs=dict(natural="natural", sab="sab"), obs_dtype=np.int32,
+                             observation_space=gym.spaces.Box(0, 31, (3,), np.int32),
+                             obs=_blackjack_obs)),
 )
 
 ENV_IDS = tuple(s.env_id for s in SPECS)
