@@ -2,10 +2,13 @@
 pools are imported at the first make of their id."""
 from __future__ import annotations
 
+from functools import partial
+
 import gymnasium as gym
 import numpy as np
 
 from cypool.api import FamilySpec, InfoKey, Kwarg, register_spec
+from cypool.toy_text._render import render_blackjack, render_tabular, render_taxi
 
 _MODULE = "cypool.toy_text.registration"
 
@@ -44,6 +47,11 @@ def _check_taxi(kw):
         _number("Taxi-v4", name, kw[name])
 
 
+# rendering: gymnasium's own render(), fed each env's state (cypool.toy_text._render);
+# gymnasium's Blackjack has no ansi
+# (in the order of each gymnasium class's metadata, less "human")
+_MODES = ("ansi", "rgb_array")
+
 # gymnasium reports "prob" as the int 1 after a reset and a float after a step; an info
 # array takes the type of the first env reporting it in the call
 _PROB = (InfoKey("prob", np.float64, reset_dtype=np.int64),)
@@ -57,14 +65,16 @@ def _frozen_lake(env_id, map_name, limit):
                 "is_slippery": Kwarg(True), "success_rate": Kwarg(1.0 / 3.0, kind="any"),
                 "reward_schedule": Kwarg((1, 0, 0))},
         max_episode_steps=limit, info=_PROB, check_kwargs=_check_frozen_lake,
-        spaces=_frozen_lake_spaces, render_fps=4, module=_MODULE)
+        spaces=_frozen_lake_spaces, render=partial(render_tabular, env_id),
+        render_modes=_MODES, render_fps=4, module=_MODULE)
 
 
 def _cliff(env_id, slippery):
     return FamilySpec(
         env_id, "cypool.toy_text._cliff_walking:CliffWalkingPool", gym.spaces.Discrete(48),
         gym.spaces.Discrete(4), kwargs={"is_slippery": Kwarg(slippery)},
-        max_episode_steps=None, info=_PROB, render_fps=4, module=_MODULE)
+        max_episode_steps=None, info=_PROB, render=partial(render_tabular, env_id),
+        render_modes=("rgb_array", "ansi"), render_fps=4, module=_MODULE)
 
 
 SPECS = (
@@ -78,7 +88,8 @@ SPECS = (
                 "fickle_probability": Kwarg(0.3, kind="any")},
         max_episode_steps=200,
         info=(InfoKey("prob", np.float64), InfoKey("action_mask", np.int8, width=6)),
-        check_kwargs=_check_taxi, render_fps=4, module=_MODULE),
+        check_kwargs=_check_taxi, render=partial(render_taxi, "Taxi-v4"), render_modes=_MODES,
+        render_fps=4, module=_MODULE),
     _cliff("CliffWalking-v1", False),
     _cliff("CliffWalkingSlippery-v1", True),
     FamilySpec(
@@ -86,7 +97,8 @@ SPECS = (
         gym.spaces.Tuple((gym.spaces.Discrete(32), gym.spaces.Discrete(11),
                           gym.spaces.Discrete(2))),
         gym.spaces.Discrete(2), kwargs={"natural": Kwarg(False), "sab": Kwarg(True)},
-        max_episode_steps=None, render_fps=4, module=_MODULE),
+        max_episode_steps=None, render=partial(render_blackjack, "Blackjack-v1"),
+        render_modes=("rgb_array",), render_fps=4, module=_MODULE),
 )
 
 ENV_IDS = tuple(s.env_id for s in SPECS)
