@@ -652,7 +652,8 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         """``render_mode="rgb_array"``: a tuple of one ``(H, W, 3)`` uint8 frame per env
         (gymnasium's vector convention, so ``gymnasium.wrappers.vector.RecordVideo`` and
         ``HumanRendering`` work), or per id of ``env_ids`` only (cheaper: only those envs
-        render). The frames are views of one fresh array. Envs in flight are refused."""
+        render). The frames are fresh (MuJoCo's: views of one fresh array). ``"ansi"`` (toy
+        text): a tuple of one string per env. Envs in flight are refused."""
         with self._lock:
             self._check_open()
             if self.render_mode is None:

@@ -10,6 +10,14 @@ gymnasium's ``random()`` and ``choice``/``integers`` values from the same stream
 modules) and look transitions up in tables built as gymnasium builds its ``P``
 (``_tables.py``).
 
+Rendering: ``render_mode="rgb_array"`` (every id) and ``"ansi"`` (all but Blackjack, which
+has none in gymnasium) give gymnasium's frames and strings exactly: ``render()`` returns one
+``(H, W, 3)`` uint8 frame or one string per env (or per id of ``env_ids``), drawn by the
+pool's one gymnasium env of its id fed each env's state (:mod:`cypool.toy_text._render`,
+which also reproduces Taxi's orientation when only some steps are rendered). rgb_array needs
+pygame: ``pip install "cypool[toy-text]"``; without it ``render()`` raises
+``gymnasium.error.DependencyNotInstalled``. No display is needed. ``"human"`` is not offered.
+
 Differences: a random FrozenLake map (``desc`` and ``map_name`` None) is refused, as
-gymnasium draws it from OS entropy that no seed reproduces; rendering is not offered yet.
+gymnasium draws it from OS entropy that no seed reproduces.
 """

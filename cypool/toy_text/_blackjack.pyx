@@ -111,6 +111,8 @@ cdef class BlackjackPool(Engine):
     cdef const uint8_t* nat
     cdef const uint8_t* sab_p
     cdef readonly object actions, states, natural, sab
+    # the render hook's state (cypool.toy_text._render): None until the first render
+    cdef public object renderer
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):

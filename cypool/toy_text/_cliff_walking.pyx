@@ -36,6 +36,8 @@ cdef class CliffWalkingPool(Engine):
     cdef int64_t* st              # (num_envs, 2): s, lastaction
     cdef const int64_t* act
     cdef readonly object actions, states, variants, init_cdf
+    # the render hook's state (cypool.toy_text._render): None until the first render
+    cdef public object renderer
     cdef object _arrays
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,

@@ -55,6 +55,8 @@ cdef class FrozenLakePool(Engine):
     cdef int64_t* st              # (num_envs, 2): s, lastaction
     cdef const int64_t* act
     cdef readonly object actions, states, desc, variants, init_cdf, map_kwargs
+    # the render hook's state (cypool.toy_text._render): None until the first render
+    cdef public object renderer
     cdef readonly Py_ssize_t nrow, ncol
     cdef object _arrays
 

@@ -65,6 +65,8 @@ cdef class TaxiPool(Engine):
     cdef const double* fickle_p   # (num_envs,) fickle_probability
     cdef const double* masks      # (500, 6) action_mask of every state
     cdef readonly object actions, states, variants, init_cdf, action_masks
+    # the render hook's state (cypool.toy_text._render): None until the first render
+    cdef public object renderer
     cdef readonly object fickle_passenger, fickle_probability
     cdef object _arrays
 

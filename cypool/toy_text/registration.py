@@ -8,10 +8,13 @@ its ``CliffWalking-v0`` (and ``tabular/`` alias) is CliffWalking-v1; EnvPool's o
 Blackjack's obs a ``Box(0, 31, (3,), int32)``, CliffWalking's float32 ``prob``)."""
 from __future__ import annotations
 
+from functools import partial
+
 import gymnasium as gym
 import numpy as np
 
 from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Kwarg, register_spec
+from cypool.toy_text._render import render_blackjack, render_tabular, render_taxi
 
 _MODULE = "cypool.toy_text.registration"
 
@@ -50,6 +53,11 @@ def _check_taxi(kw):
         _number("Taxi-v4", name, kw[name])
 
 
+# rendering: gymnasium's own render(), fed each env's state (cypool.toy_text._render);
+# gymnasium's Blackjack has no ansi
+# (in the order of each gymnasium class's metadata, less "human")
+_MODES = ("ansi", "rgb_array")
+
 # gymnasium reports "prob" as the int 1 after a reset and a float after a step; an info
 # array takes the type of the first env reporting it in the call
 _PROB = (InfoKey("prob", np.float64, reset_dtype=np.int64),)
@@ -83,7 +91,8 @@ def _frozen_lake(env_id, map_name, limit):
                 "is_slippery": Kwarg(True), "success_rate": Kwarg(1.0 / 3.0, kind="any"),
                 "reward_schedule": Kwarg((1, 0, 0))},
         max_episode_steps=limit, info=_PROB, check_kwargs=_check_frozen_lake,
-        spaces=_frozen_lake_spaces, render_fps=4, module=_MODULE,
+        spaces=_frozen_lake_spaces, render=partial(render_tabular, env_id),
+        render_modes=_MODES, render_fps=4, module=_MODULE,
         envpool=EnvPoolNames(ids=(env_id,), config=dict(
             max_episode_steps=limit, reward_threshold={4: 0.7, 8: 0.85}[size], size=size),
             kwargs=dict(size=_frozen_lake_size), obs_dtype=np.int32))
@@ -93,7 +102,8 @@ def _cliff(env_id, slippery, envpool_ids):
     return FamilySpec(
         env_id, "cypool.toy_text._cliff_walking:CliffWalkingPool", gym.spaces.Discrete(48),
         gym.spaces.Discrete(4), kwargs={"is_slippery": Kwarg(slippery)},
-        max_episode_steps=None, info=_PROB, render_fps=4, module=_MODULE,
+        max_episode_steps=None, info=_PROB, render=partial(render_tabular, env_id),
+        render_modes=("rgb_array", "ansi"), render_fps=4, module=_MODULE,
         envpool=EnvPoolNames(ids=envpool_ids,
                              config=dict(max_episode_steps=_INT_MAX, is_slippery=slippery),
                              kwargs=dict(is_slippery="is_slippery"), obs_dtype=np.int32,
@@ -111,7 +121,8 @@ SPECS = (
                 "fickle_probability": Kwarg(0.3, kind="any")},
         max_episode_steps=200,
         info=(InfoKey("prob", np.float64), InfoKey("action_mask", np.int8, width=6)),
-        check_kwargs=_check_taxi, render_fps=4, module=_MODULE,
+        check_kwargs=_check_taxi, render=partial(render_taxi, "Taxi-v4"), render_modes=_MODES,
+        render_fps=4, module=_MODULE,
         envpool=EnvPoolNames(ids=("Taxi-v3",), config=dict(max_episode_steps=200,
                                                             reward_threshold=8.0),
                              obs_dtype=np.int32)),
@@ -123,7 +134,8 @@ SPECS = (
         gym.spaces.Tuple((gym.spaces.Discrete(32), gym.spaces.Discrete(11),
                           gym.spaces.Discrete(2))),
         gym.spaces.Discrete(2), kwargs={"natural": Kwarg(False), "sab": Kwarg(True)},
-        max_episode_steps=None, render_fps=4, module=_MODULE,
+        max_episode_steps=None, render=partial(render_blackjack, "Blackjack-v1"),
+        render_modes=("rgb_array",), render_fps=4, module=_MODULE,
         envpool=EnvPoolNames(ids=("Blackjack-v1", "tabular/Blackjack-v0"),
                              config=dict(max_episode_steps=_INT_MAX, natural=False, sab=True),
                              kwargs=dict(natural="natural", sab="sab"), obs_dtype=np.int32,
