@@ -435,7 +435,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         with self._recv_lock:
             with self._lock:
                 self._check_open()
-                pending = pool.items_in_flight()
+                pending = int(pool.in_flight.sum()) // pool.unit   # inline: per recv
                 if pending < count:
                     raise ValueError(f"cypool: recv() needs {count} member(s) in flight but "
                                      f"{pending} are; send() more first")
