@@ -3,7 +3,7 @@ cypool env really has (its task kwargs, time limit, spec, random stream), and st
 snapshots (get_state/set_state, pickling and deepcopy).
 
 Per-env settings live in C (the family's parameter rows, Atari's per-env options, the time
-limits); the façade keeps each env's complete kwargs beside them (`_env_kw`) so that they
+limits); the pool keeps each env's complete kwargs beside them (`Pool.env_kw`) so that they
 can be read back, changed one env at a time, and recreated by unpickling.
 """
 from __future__ import annotations
@@ -33,18 +33,17 @@ def _per_env(values, n, name):
 
 
 class PoolApiMixin:
-    """Mixed into cypool.VectorEnv (which sets `_env_kw`, `_make_args` and `_family`).
+    """Mixed into cypool.VectorEnv (which sets `pool`, a cypool._core.pool.Pool, and
+    `_make_args`).
 
     copy.copy, copy.deepcopy and pickle all give an independent pool in the same state
     (never a second handle on the same pool)."""
 
     _make_args = None
-    _env_kw = ()
-    _settings_owner = None    # set_attr goes through this instead (a population's members)
 
     # ------------------------------------------------------------------ attributes
     def _kwarg_names(self):
-        return sorted(self._env_kw[0]) if self._env_kw else []
+        return self.pool.kwarg_names()
 
     def _attr_names(self):
         return self._kwarg_names() + ["max_episode_steps"] + list(_READ_ONLY)
@@ -54,9 +53,6 @@ class PoolApiMixin:
         what = "settable attributes" if settable else "attributes"
         return AttributeError(f"cypool: {self.env_id} envs have no {'settable ' if settable else ''}"
                               f"attribute {name!r}; their {what} are {names}")
-
-    def _limits(self):
-        return [None if v == 0 else int(v) for v in self._engine.max_episode_steps_of()]
 
     def get_attr(self, name: str) -> tuple:
         """Every env's value of ``name`` (a tuple, one per env, as SyncVectorEnv's): a task
@@ -68,9 +64,9 @@ class PoolApiMixin:
             self._check_open()
             n = self.num_envs
             if name in self._kwarg_names():
-                return tuple(kw[name] for kw in self._env_kw)
+                return tuple(kw[name] for kw in self.pool.env_kw)
             if name == "max_episode_steps":
-                return tuple(self._limits())
+                return tuple(self.pool.limits())
             if name == "spec":
                 return tuple(self._env_spec(i) for i in range(n))
             if name == "np_random":
@@ -91,8 +87,9 @@ class PoolApiMixin:
             base = gym.spec(f"cypool/{self.env_id}")
         except gym.error.Error:
             return None
-        limit = self._limits()[i]
-        return dataclasses.replace(base, kwargs=dict(self._env_kw[i]), max_episode_steps=limit)
+        pool = self.pool
+        return dataclasses.replace(base, kwargs=dict(pool.env_kw[i]),
+                                   max_episode_steps=pool.limits()[i])
 
     def set_attr(self, name: str, values, *, env_ids=None) -> None:
         """Set ``name`` for every env (one value, or a list/tuple of one per env), or for
@@ -103,9 +100,10 @@ class PoolApiMixin:
         before any env changes; kwargs that change the model or the spaces are refused."""
         with self._lock:
             self._check_open()
-            if self._settings_owner is not None:
+            pool = self.pool
+            if pool.settings_owner is not None:
                 raise ValueError(f"cypool: this pool's settings are a population's; change "
-                                 f"them with {self._settings_owner}")
+                                 f"them with {pool.settings_owner}")
             ids = self._parse_ids(env_ids)
             vals = _per_env(values, len(ids), name)
             busy = ids[self._in_flight[ids]]
@@ -113,25 +111,24 @@ class PoolApiMixin:
                 raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight; recv() them "
                                  "before set_attr")
             if name == "max_episode_steps":
-                limits = [0 if v is None else check_limit(v) for v in vals]
-                for i, lim in zip(ids, limits):      # 0: none; from the env's next step
-                    self._engine.set_max_episode_steps(np.array([i], np.int64), lim)
+                limits = [None if v is None else check_limit(v) for v in vals]
+                for i, lim in zip(ids, limits):      # None: none; from the env's next step
+                    pool.set_limit(i, lim)
                 return
             if name not in self._kwarg_names():
                 raise self._unknown(name, settable=True)
-            new = [self._family.merged_kwargs({**self._env_kw[i], name: v})
+            new = [pool.family.merged_kwargs({**pool.env_kw[i], name: v})
                    for i, v in zip(ids, vals)]
+            old = [pool.env_kw[i] for i in ids]
             done = []
             try:
                 for i, kw in zip(ids, new):
-                    self._family.configure_envs(np.array([i], np.int64), kw)
+                    pool.configure(i, kw)
                     done.append(i)
             except Exception:
-                for i in done:       # put back what was applied: all or nothing
-                    self._family.configure_envs(np.array([i], np.int64), self._env_kw[i])
+                for i, kw in zip(done, old):   # put back what was applied: all or nothing
+                    pool.configure(i, kw)
                 raise
-            for i, kw in zip(ids, new):
-                self._env_kw[i] = kw
 
     def call(self, name: str, *args, **kwargs) -> tuple:
         """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; an attribute (see
@@ -167,7 +164,7 @@ class PoolApiMixin:
                                  "state yet")
             return {"format": STATE_FORMAT, "env_id": self.env_id,
                     "env_ids": ids.tolist(), "envs": self._engine.get_state(ids),
-                    "seeded": self._seeded[ids].tolist()}
+                    "seeded": self.pool.seeded[ids].tolist()}
 
     def set_state(self, state: dict, env_ids=None) -> None:
         """Give envs ``env_ids`` (default: the ids the state was taken from) the states in
@@ -204,7 +201,7 @@ class PoolApiMixin:
                                  f"{len(ids)}; or call reset() first")
             self._check_settled(ids)
             self._engine.set_state(ids, envs)
-            self._seeded[ids] = seeded
+            self.pool.seeded[ids] = seeded
             self._has_reset = True
 
     def _check_settled(self, ids):
@@ -221,8 +218,9 @@ class PoolApiMixin:
                 raise TypeError("cypool: only pools made by cypool.make_vec can be pickled "
                                 "or copied")
             state = self.get_state() if self._has_reset else None
-            snapshot = {"make": dict(self._make_args), "env_kw": [dict(k) for k in self._env_kw],
-                        "limits": self._limits(), "state": state,
+            snapshot = {"make": dict(self._make_args),
+                        "env_kw": [dict(k) for k in self.pool.env_kw],
+                        "limits": self.pool.limits(), "state": state,
                         "has_reset": self._has_reset}
         return (_restore, (snapshot,))
 
@@ -292,15 +290,13 @@ def _restore(snapshot):
             if not isinstance(v, (list, tuple)) or len(v) != n:
                 raise ValueError(f"cypool: the snapshot's {name} must be a list of {n}, got "
                                  f"{v!r:.80}")
-        fam = env._family
+        pool = env.pool
         for i, (kw, lim) in enumerate(zip(snapshot["env_kw"], snapshot["limits"])):
-            ids = np.array([i], np.int64)
             if not isinstance(kw, dict):
                 raise ValueError(f"cypool: the snapshot's env_kw[{i}] must be a dict")
-            fam.configure_envs(ids, kw)        # an unchanged setting changes nothing
-            env._env_kw[i] = dict(kw)
-            if env._limits()[i] != lim:
-                env._engine.set_max_episode_steps(ids, 0 if lim is None else check_limit(lim))
+            pool.configure(i, kw)              # an unchanged setting changes nothing
+            if pool.limits()[i] != lim:
+                pool.set_limit(i, lim)
         if snapshot["state"] is not None:
             env.set_state(snapshot["state"])   # every env (checked above): has_reset
     except BaseException:

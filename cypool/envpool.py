@@ -456,12 +456,12 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             if k.startswith("_") or k in ("env_id", "final_obs", "final_info"):
                 continue
             out[k] = v
-        for key, _, width, dtype, _, _ in self.pool._layout:
+        for key, _, width, dtype, _, _ in self.pool.pool.info_layout:
             if key not in out:      # EnvPool has every key on every call (zeros when unset)
                 dt = np.float64 if isinstance(dtype, str) else dtype
                 out[key] = np.zeros((len(ids),) if width == 1 else (len(ids), width), dt)
         if "elapsed_step" not in out:       # MuJoCo: steps since the env's reset
-            out["elapsed_step"] = self.pool._engine.elapsed()[ids].astype(np.int32)
+            out["elapsed_step"] = self.pool.pool.engine.elapsed()[ids].astype(np.int32)
         return out
 
     def _spec_info(self, out, ids):

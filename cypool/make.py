@@ -148,8 +148,12 @@ def local_vec(req: Request, *, seed=None, copy=True, batch_size=None,
     if render_mode is not None and render_mode not in modes:
         raise ValueError(f"render_mode={render_mode!r} is not offered by {req.env_id}: it "
                          f"offers {modes or 'none'}")
+    make_args = dict(env_id=req.env_id, num_envs=req.num_envs, num_threads=req.num_threads,
+                     seed=seed, autoreset_mode=req.autoreset_mode, copy=copy,
+                     max_episode_steps=req.max_episode_steps, batch_size=batch_size,
+                     render_mode=render_mode, task_kwargs=dict(req.task_kwargs))
     env = VectorEnv(fam, env_id=req.env_id, seed=seed, autoreset_mode=req.autoreset_mode,
-                    copy=copy, batch_size=batch_size)
+                    copy=copy, batch_size=batch_size, env_kwargs=env_kw, make_args=make_args)
     env.render_mode = render_mode
     if render_mode is not None and hasattr(fam, "set_render_mode"):
         fam.set_render_mode(render_mode)      # a family with several modes renders the pool's
@@ -160,10 +164,4 @@ def local_vec(req: Request, *, seed=None, copy=True, batch_size=None,
     except BaseException:
         env.close()
         raise
-    env._env_kw = env_kw
-    env._make_args = dict(env_id=req.env_id, num_envs=req.num_envs,
-                          num_threads=req.num_threads, seed=seed,
-                          autoreset_mode=req.autoreset_mode, copy=copy,
-                          max_episode_steps=req.max_episode_steps, batch_size=batch_size,
-                          render_mode=render_mode, task_kwargs=dict(req.task_kwargs))
     return env

@@ -113,7 +113,7 @@ class PopulationEnv:
     def __init__(self, family, *, env_id: str, population_size: int, envs_per_member: int,
                  member_kwargs: list[dict], base_kwargs: dict, seed=None, seed_mode="tree",
                  autoreset_mode="next_step", copy: bool = False, member_batch=None,
-                 episode_window: int = 100, max_episode_steps: int):
+                 episode_window: int = 100, max_episode_steps: int, make_args=None):
         self.env_id = env_id
         self.population_size = P = population_size
         self.envs_per_member = E = envs_per_member
@@ -132,8 +132,9 @@ class PopulationEnv:
         self.vec = VectorEnv(family, env_id=env_id, seed=None, autoreset_mode=autoreset_mode,
                              copy=False, batch_size=E if self.is_async else None,
                              seeder=self._seeder)
+        self._pool = self.vec.pool
         if self.is_async:
-            self.vec._use_members(E)
+            self.vec.use_members(E)
         self._last_members = None            # members of the last recv (async step default)
         self._eval = None                    # the evaluation pool, made by evaluate()
         self.num_threads = self.vec.num_threads
@@ -158,15 +159,15 @@ class PopulationEnv:
             if "max_episode_steps" in m:
                 family.set_max_episode_steps(self._ids(k), m["max_episode_steps"])
             self._sync_env_kw(k)
-        self.vec._settings_owner = "PopulationEnv.set_member_kwargs"
+        self._pool.settings_owner = "PopulationEnv.set_member_kwargs"
         self._refresh_info_kwargs()
+        self._make_args = None if make_args is None else dict(make_args)
 
     def _sync_env_kw(self, k):
         """The flat pool's record of member k's envs' complete kwargs (vec.get_attr)."""
         own = {n: v for n, v in self._member_kwargs[k].items() if n != "max_episode_steps"}
         full = self._family.merged_kwargs({**self._base_kwargs, **own})
-        for i in self._ids(k):
-            self.vec._env_kw[int(i)] = dict(full)
+        self._pool.record_kwargs(self._ids(k), full)
 
     # ------------------------------------------------------------------ layout helpers
     def member_slice(self, k: int) -> slice:
@@ -235,10 +236,10 @@ class PopulationEnv:
     def _check_open(self):
         if self._closed:
             raise ClosedEnvError(f"cypool: this {self.env_id} population is closed")
-        self.vec._check_open()      # inherited through os.fork(): names the parent process
+        self.vec.check_open()       # inherited through os.fork(): names the parent process
 
     def _check_idle(self, k):
-        if self.vec._in_flight[self.member_slice(k)].any():
+        if self._pool.in_flight[self.member_slice(k)].any():
             raise ValueError(f"cypool: member {k} is in flight (sent, not yet received); "
                              "recv() it first")
 
@@ -341,7 +342,7 @@ class PopulationEnv:
                 mask = rm.reshape(-1).copy()
         if not self._has_reset and not mask.all():
             raise ValueError("the first reset must reset every env")
-        flying = self.vec._in_flight.reshape(P, E).any(axis=1)
+        flying = self._pool.in_flight.reshape(P, E).any(axis=1)
         if self.is_async and flying.any() and not mask.all():
             raise ValueError(f"cypool: member(s) {np.flatnonzero(flying).tolist()} are in "
                              "flight; recv() them before resetting some members (or queue "
@@ -351,7 +352,7 @@ class PopulationEnv:
         seqs = self._seed_sequences(seed).reshape(-1)
         # members in flight finish (and their results are dropped) before any env gets a new
         # random stream: a worker still stepping an env must not see its generator replaced
-        self.vec._drain_now()
+        self.vec.drain()
         for i in np.flatnonzero(mask):
             if seqs[i] is not None:
                 self._seeder.install(int(i), seqs[i])
@@ -428,7 +429,7 @@ class PopulationEnv:
         """Validated member ids; `count` members' worth of actions were given."""
         if members is None:
             P = self.population_size
-            if count == P and not self.vec._in_flight.any():
+            if count == P and not self._pool.in_flight.any():
                 return np.arange(P, dtype=np.int64)
             if self._last_members is not None and count == len(self._last_members):
                 return self._last_members
@@ -462,7 +463,7 @@ class PopulationEnv:
         m = self._member_ids(members, a.shape[0])
         if a.shape[0] != len(m):
             raise ValueError(f"actions has {a.shape[0]} member blocks for {len(m)} members")
-        self.vec._send_members(a.reshape((len(m) * E,) + a.shape[2:]), m)
+        self.vec.send_members(a.reshape((len(m) * E,) + a.shape[2:]), m)
 
     def recv(self, timeout: float | None = None):
         """The first ``member_batch`` members to finish: ``(obs, reward, terminated, truncated,
@@ -473,7 +474,7 @@ class PopulationEnv:
         they are fresh arrays. Raises instead of waiting when too few members are in flight;
         TimeoutError after ``timeout`` seconds; Ctrl-C interrupts the wait."""
         self._check_async("recv")
-        members, out = self.vec._recv_members(self.member_batch, timeout)
+        members, out = self.vec.recv_members(self.member_batch, timeout)
         self._last_members = members
         B, E = len(members), self.envs_per_member
         arrays = [map_obs(x, lambda a: (a.copy() if self.copy else a).reshape(
@@ -490,7 +491,7 @@ class PopulationEnv:
         self._check_async("async_reset")
         P, E = self.population_size, self.envs_per_member
         if members is None:
-            if self.vec._in_flight.any():
+            if self._pool.in_flight.any():
                 raise ValueError("cypool: async_reset() while members are in flight; recv() "
                                  "them first")
             m = np.arange(P, dtype=np.int64)
@@ -501,12 +502,12 @@ class PopulationEnv:
         if seed is None and not self._has_reset:
             seed = self._default_seed
         seqs = self._seed_sequences(seed)
-        self.vec._check_members_idle(m)    # before any seed changes under a member in flight
+        self._pool.check_members_idle(m)   # before any seed changes under a member in flight
         for k in m.tolist():
             for j in range(E):
                 if seqs[k, j] is not None:
                     self._seeder.install(k * E + j, seqs[k, j])
-        self.vec._send_members(None, m, reset=True)
+        self.vec.send_members(None, m, reset=True)
         self._has_reset = True
 
     # ------------------------------------------------------------------ per-member kwargs
@@ -682,7 +683,7 @@ class PopulationEnv:
         active = np.broadcast_to(quota > 0, (P, E)).copy()
         returns = np.full((P, K), np.nan)
         lengths = np.zeros((P, K), np.int64)
-        stats = ev._engine
+        stats = ev.vec.episode_statistics(copy=False)      # read-only views, kept current
         want = (P, E) + self.single_action_space.shape
         while active.any():
             a = np.asarray(policy(obs))
@@ -696,8 +697,8 @@ class PopulationEnv:
             if ended.size:
                 k, j = np.divmod(ended, E)
                 col = j + played[k, j] * E
-                returns[k, col] = stats.last_return[ended]
-                lengths[k, col] = stats.last_length[ended]
+                returns[k, col] = stats["last_return"][ended]
+                lengths[k, col] = stats["last_length"][ended]
                 played[k, j] += 1
                 active[k, j] = played[k, j] < quota[j]
         return {"return": returns, "length": lengths}
@@ -711,10 +712,15 @@ class PopulationEnv:
                 num_threads=self.num_threads, autoreset_mode="same_step",
                 max_episode_steps=self._default_max_steps, episode_window=0,
                 **self._base_kwargs)
-        for k in range(P):
-            if self._eval._member_kwargs[k] != self._member_kwargs[k]:
-                self._eval._assign(k, self._member_kwargs[k])
+        self._eval._follow(self._member_kwargs)
         return self._eval
+
+    def _follow(self, member_kwargs):
+        """Give each member the override dict ``member_kwargs[k]`` where its own differs (an
+        evaluation pool following its population's members)."""
+        for k, own in enumerate(member_kwargs):
+            if self._member_kwargs[k] != own:
+                self._assign(k, own)
 
     # ------------------------------------------------------------------ lifecycle
     def close(self):
@@ -750,6 +756,31 @@ class PopulationEnv:
                 "seeder": (self._seeder.installed.copy(), self._seeder.entropy_root),
                 "has_reset": self._has_reset}
         return (_restore_population, (snap,))
+
+    def _load_snapshot(self, snap):
+        """Unpickling, on a population just made from ``snap["make"]`` with its members'
+        current settings: every env's state, the members' episode rings and the seeding
+        tree's root, each checked before use."""
+        e = self._engine
+        check_snapshot(snap, (), e.num_envs)
+        seeder = snap["seeder"]
+        installed = np.asarray(seeder[0]) if isinstance(seeder, (list, tuple)) and \
+            len(seeder) == 2 else None
+        if installed is None or installed.shape != (e.num_envs,) or installed.dtype != np.bool_:
+            raise ValueError(f"cypool: the snapshot's seeder flags must be {e.num_envs} bools")
+        if snap["state"] is not None:
+            self.vec.set_state(snap["state"])
+        # an env marked seeded keeps the stream it has at its next reset: it must have one
+        unseeded = [i for i in np.flatnonzero(installed) if e.generator(int(i)) is None]
+        if unseeded:
+            raise ValueError(f"cypool: inconsistent snapshot: the seeder marks env(s) "
+                             f"{unseeded} seeded but they have no random stream")
+        e.ring_return[...] = snap["rings"][0]
+        e.ring_length[...] = snap["rings"][1]
+        e.group_episodes[...] = snap["rings"][2]
+        self._seeder.installed[:] = installed
+        self._seeder.entropy_root = snap["seeder"][1]
+        self._has_reset = snap["has_reset"]
 
     def __deepcopy__(self, memo):
         import copy as _copy
@@ -860,47 +891,26 @@ def make_population(env_id: str, population_size: int = 1, envs_per_member: int 
     per_env = [task_kw[k] for k in range(P) for _ in range(E)]
     fam = req.family.make(env_id, P * E, threads, max_episode_steps, kwargs,
                           member_kwargs=per_env)
-    pop = PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
-                        member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
-                        autoreset_mode=mode, copy=copy, member_batch=member_batch,
-                        episode_window=int(episode_window),
-                        max_episode_steps=max_episode_steps)
-    pop._make_args = dict(env_id=env_id, population_size=P, envs_per_member=E, seed=seed,
-                          seed_mode=seed_mode, num_threads=threads, autoreset_mode=mode,
-                          copy=copy, max_episode_steps=max_episode_steps,
-                          member_batch=member_batch, episode_window=int(episode_window),
-                          kwargs=dict(kwargs))
-    return pop
+    make_args = dict(env_id=env_id, population_size=P, envs_per_member=E, seed=seed,
+                     seed_mode=seed_mode, num_threads=threads, autoreset_mode=mode, copy=copy,
+                     max_episode_steps=max_episode_steps, member_batch=member_batch,
+                     episode_window=int(episode_window), kwargs=dict(kwargs))
+    return PopulationEnv(fam, env_id=env_id, population_size=P, envs_per_member=E,
+                         member_kwargs=mk, base_kwargs=kwargs, seed=seed, seed_mode=seed_mode,
+                         autoreset_mode=mode, copy=copy, member_batch=member_batch,
+                         episode_window=int(episode_window),
+                         max_episode_steps=max_episode_steps, make_args=make_args)
 
 
 def _restore_population(snap):
-    """Unpickling a PopulationEnv: made as the original was, with its members' current
-    settings, every env's state, the members' episode rings and the seeding tree's root."""
+    """Unpickling a PopulationEnv: made as the original was, then given the snapshot's state
+    (PopulationEnv._load_snapshot)."""
     check_snapshot(snap, ("make", "member_kwargs", "state", "rings", "seeder", "has_reset"))
     make = dict(snap["make"])
     kwargs = make.pop("kwargs")
     pop = make_population(member_kwargs=snap["member_kwargs"], **make, **kwargs)
     try:
-        e = pop._engine
-        check_snapshot(snap, (), e.num_envs)
-        seeder = snap["seeder"]
-        installed = np.asarray(seeder[0]) if isinstance(seeder, (list, tuple)) and \
-            len(seeder) == 2 else None
-        if installed is None or installed.shape != (e.num_envs,) or installed.dtype != np.bool_:
-            raise ValueError(f"cypool: the snapshot's seeder flags must be {e.num_envs} bools")
-        if snap["state"] is not None:
-            pop.vec.set_state(snap["state"])
-        # an env marked seeded keeps the stream it has at its next reset: it must have one
-        unseeded = [i for i in np.flatnonzero(installed) if e.generator(int(i)) is None]
-        if unseeded:
-            raise ValueError(f"cypool: inconsistent snapshot: the seeder marks env(s) "
-                             f"{unseeded} seeded but they have no random stream")
-        e.ring_return[...] = snap["rings"][0]
-        e.ring_length[...] = snap["rings"][1]
-        e.group_episodes[...] = snap["rings"][2]
-        pop._seeder.installed[:] = installed
-        pop._seeder.entropy_root = snap["seeder"][1]
-        pop._has_reset = snap["has_reset"]
+        pop._load_snapshot(snap)
     except BaseException:
         pop.close()
         raise

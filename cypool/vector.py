@@ -35,6 +35,7 @@ from gymnasium.vector.utils import batch_space
 from cypool.errors import ClosedEnvError, EngineError
 from cypool._validate import check_int, check_timeout, is_int
 from cypool._pool_api import PoolApiMixin
+from cypool._core.pool import Pool
 from cypool._core.spec import KindDtype
 
 from cypool._core._engine import INFO_KINDS, OPS
@@ -70,20 +71,33 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
     Returned arrays are fresh copies by default (``copy=True``), so they stay valid after
     later calls; with ``copy=False`` they are views of the pool's buffers, overwritten by the
     next ``step``/``reset``.
+
+    ``pool`` is the :class:`cypool._core.pool.Pool` behind it: the engine, the family and
+    the per-env records (kwargs, time limits, seeding and in-flight flags, member groups).
+
+    Member protocol (used by :mod:`cypool.population`; not needed otherwise): a pool made
+    with ``batch_size`` E over an engine grouped by member (``engine.set_groups(E, ...)``)
+    is switched to whole-member queue items by :meth:`use_members`, then driven by
+    :meth:`send_members` and :meth:`recv_members`; :meth:`drain` drops whatever is in
+    flight and :meth:`check_open` raises if the pool is closed (or a forked parent's).
     """
 
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
-                 copy: bool = True, batch_size: int | None = None, seeder=None):
+                 copy: bool = True, batch_size: int | None = None, seeder=None,
+                 env_kwargs=None, make_args=None):
         """``seeder(i, seed)``: installs env i's random stream for an int seed, or for None
         when the env has none yet (default: the family's ``seed_env`` if it has one, else a
-        PCG64 seeded as gymnasium seeds); populations pass their own."""
+        PCG64 seeded as gymnasium seeds); populations pass their own. ``env_kwargs``: each
+        env's complete task kwargs when they differ from the family's; ``make_args``: how
+        ``make_vec`` built the pool (what pickling rebuilds it from)."""
         self._closed = True                      # until construction succeeds (see __del__)
         self._parent_pid = None                  # set in a forked child: the pool's owner
         self._lock = threading.RLock()           # one caller at a time mutates the pool
         self._recv_lock = threading.Lock()       # one recv() waits at a time
+        self.pool = pool = Pool(family, seeder=seeder, env_kwargs=env_kwargs)
+        # the hot path's direct references to what the pool owns (same objects)
         self._family = family
-        self._engine = family.engine
-        self._seeder = seeder if seeder is not None else getattr(family, "seed_env", None)
+        self._engine = pool.engine
         self.env_id = env_id
         self.num_envs = int(self._engine.num_envs)
         self.num_threads = int(self._engine.num_threads)
@@ -103,27 +117,22 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         n = self.num_envs
         # env ended (or failed) and must reset before stepping: kept by the engine itself, so
         # no result the façade never gathered (a drained or interrupted batch) is lost
-        self._done = self._engine.done_arr
-        self._seeded = np.zeros(n, np.bool_)     # env owns a random stream
-        # each env's complete task kwargs (get_attr/set_attr, pickling; make_vec and
-        # populations replace them when envs differ) and how make_vec built the pool
-        self._env_kw = [dict(family.kwargs) for _ in range(n)]
-        self._make_args = None
+        self._done = pool.done
+        self._make_args = None if make_args is None else dict(make_args)
         self._ops = self._engine.ops_arr
-        self._layout = list(family.info_layout)
+        self._layout = pool.info_layout
         # a Tuple or Dict observation: ("tuple", output names) or ("dict", {key: name})
         self._obs_structure = getattr(family, "obs_structure", None)
         if batch_size is None:
             batch_size = n
         self.batch_size = check_int("batch_size", batch_size, 1, n, closed_high=True)
         self.is_async = self.batch_size < n
-        self._in_flight = np.zeros(n, np.bool_)  # sent and not yet received
+        self._in_flight = pool.in_flight         # sent and not yet received
         # the engine marks envs in flight and idle in the same native call that queues and
         # takes them, so a KeyboardInterrupt never leaves the two disagreeing
-        self._flags = self._in_flight.view(np.uint8)
+        self._flags = pool.flags
         self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
-        self._unit = 1       # envs per queue item: 1, or a population member's (_use_members)
         _LIVE.add(self)
         # sync: the caller steps envs too, so one thread fewer; async: the caller runs the policy
         self._engine.start_workers(self.num_threads if self.is_async else self.num_threads - 1)
@@ -142,6 +151,8 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                     "OpenGL (its GL driver's threads do not exist in a forked child; fork "
                     "before the first render instead)")
             raise ClosedEnvError(f"cypool: this {self.env_id} env is closed")
+
+    check_open = _check_open     # the member protocol's name (one function, no extra call)
 
     def _parse_seeds(self, seed):
         """One seed (or None) per env, validated; nothing is applied yet."""
@@ -165,18 +176,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         return seeds
 
     def _apply_seeds(self, seeds, mask):
-        n = self.num_envs
-        seeder = self._seeder
-        for i in range(n):
-            if not mask[i]:
-                continue
-            if seeds[i] is not None or not self._seeded[i]:
-                if seeder is not None:
-                    seeder(i, seeds[i])
-                else:
-                    self._engine.set_generator(
-                        i, np.random.PCG64(np.random.SeedSequence(seeds[i])))
-                self._seeded[i] = True
+        self.pool.seed(seeds, mask)
 
     def _run(self):
         """Run the ops; on failures raise EngineError carrying the results of the
@@ -391,42 +391,29 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             # back in Python every 50 ms: a pending KeyboardInterrupt is raised here
 
     # ------------------------------------------------------------------ whole members
-    # A population in async mode (cypool.population) sends and receives whole members: queue
-    # items of `unit` consecutive envs that one worker steps in turn, so a member comes back
-    # complete and its rows are one contiguous block of the pool's buffers.
-    def _use_members(self, unit):
-        if not self.is_async or self._engine.group_size != unit:
-            raise ValueError("cypool: member items need an async pool grouped by member "
-                             "(engine.set_groups)")
-        self._unit = int(unit)
+    # A population in async mode (cypool.population) sends and receives whole members (see
+    # Pool.use_members): a member comes back complete, its rows one contiguous block.
+    def use_members(self, unit: int) -> None:
+        """Member protocol: queue items are whole members of ``unit`` envs from now on."""
+        self.pool.use_members(unit, self.is_async)
 
     def _check_env_items(self):
-        if self._unit != 1:
+        if self.pool.unit != 1:
             raise ValueError("cypool: this pool is driven member by member; use the "
                              "population's send()/recv()/async_reset()")
 
-    def _member_rows(self, members):
-        E = self._unit
-        return (members[:, None] * E + np.arange(E)).reshape(-1)
-
-    def _check_members_idle(self, members):
-        """ValueError naming the members among `members` that are in flight."""
-        flying = self._in_flight.reshape(-1, self._unit)[members].any(axis=1)
-        if flying.any():
-            raise ValueError(f"cypool: member(s) {members[flying].tolist()} are in flight "
-                             "(sent, not yet received); recv() them before sending or "
-                             "resetting them")
-
-    def _send_members(self, actions, members, reset=False):
-        """Queue whole members: step them with `actions` (rows in member order), or reset
-        them (reset=True; seeds are the population's, installed before)."""
+    def send_members(self, actions, members, reset: bool = False) -> None:
+        """Member protocol: queue whole ``members`` (an int64 array), stepping them with
+        ``actions`` (rows in member order), or resetting them (reset=True; seeds are the
+        population's, installed before)."""
+        pool = self.pool
         with self._lock:
             if reset:
                 self._check_open()
             else:
                 self._check_ready_to_step()
-            self._check_members_idle(members)
-            ids = self._member_rows(members)
+            pool.check_members_idle(members)
+            ids = pool.member_rows(members)
             if reset:
                 mask = np.zeros(self.num_envs, np.bool_)
                 mask[ids] = True
@@ -439,14 +426,16 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                 self._set_ops(ids)
             self._engine.submit_groups(members, self._flags)
 
-    def _recv_members(self, count, timeout):
-        """(members, results) of the first `count` members to finish; with count 1 the
-        arrays are views of the member's rows, valid until it is sent again."""
+    def recv_members(self, count: int, timeout=None):
+        """Member protocol: ``(members, results)`` of the first ``count`` members to finish;
+        with count 1 the arrays are views of the member's rows, valid until it is sent
+        again."""
         check_timeout(timeout)
+        pool = self.pool
         with self._recv_lock:
             with self._lock:
                 self._check_open()
-                pending = int(self._in_flight.sum()) // self._unit
+                pending = int(pool.in_flight.sum()) // pool.unit   # inline: per recv
                 if pending < count:
                     raise ValueError(f"cypool: recv() needs {count} member(s) in flight but "
                                      f"{pending} are; send() more first")
@@ -455,8 +444,8 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             with self._lock:
                 self._check_open()
                 members = engine.take_ready_groups(count, self._flags)
-                ids = self._member_rows(members)
-                E = self._unit
+                ids = pool.member_rows(members)
+                E = pool.unit
                 sel = slice(members[0] * E, (members[0] + 1) * E) if count == 1 else ids
                 failures = engine.failures(ids)
                 if failures:
@@ -566,8 +555,9 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                 raise
             self._ready_sync = ids
 
-    def _drain_now(self):
-        """_drain with the locks held (for a population's reset, before it installs seeds)."""
+    def drain(self) -> None:
+        """Member protocol: wait for every env in flight and drop the results, with the
+        locks held (a population's reset, before it installs seeds)."""
         with self._recv_lock, self._lock:
             self._check_open()
             self._drain()
@@ -576,7 +566,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         """Wait for every env in flight and drop the results (reset() in async mode)."""
         e = self._engine
         if self.is_async and self._in_flight.any():
-            k = int(self._in_flight.sum()) // self._unit      # queue items in flight
+            k = self.pool.items_in_flight()
             while e.wait_ready(k, 50) < k:
                 pass
             e.take_ready(k, self._flags)
@@ -632,11 +622,23 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             self._closed = True
         with self._recv_lock, self._lock:
             _LIVE.discard(self)
-            if self._engine is not None:
-                self._engine.stop_workers()
+            self.pool.close()
             self._closed = True
             self._engine = None
             self._family = None
+
+    def _orphan_in_child(self, parent):
+        """os.fork() child (the module's at-fork hook): this pool becomes unusable (a clear
+        error names the parent) and is never torn down here, so the child neither touches
+        the parent's worker team nor hangs at exit. The locks are replaced: a parent thread
+        stepping or waiting in recv() at the fork held them, and it does not exist here, so
+        a call in the child would otherwise wait forever instead of raising."""
+        self._closed = True
+        self.closed = True                  # gymnasium's flag: close() is a no-op
+        self._parent_pid = parent
+        self._lock = threading.RLock()
+        self._recv_lock = threading.Lock()
+        self.pool.forget_team()
 
     def __del__(self):
         # an env dropped without close() still stops its worker threads
@@ -705,21 +707,11 @@ def _note_forking_pid():
 
 
 def _orphan_pools_in_child():
-    """os.fork() child: every inherited pool becomes unusable (a clear error names the parent)
-    and is never torn down here, so the child neither touches the parent's worker team nor
-    hangs at exit; pools the child makes are its own. The pool's locks are replaced: a parent
-    thread stepping or waiting in recv() at the fork held them, and it does not exist here,
-    so a call in the child would otherwise wait forever instead of raising."""
+    """os.fork() child: every inherited pool becomes unusable (VectorEnv._orphan_in_child);
+    pools the child makes are its own."""
     parent = _FORKING_PID[0] or os.getppid()
     for env in list(_LIVE):
-        env._closed = True
-        env.closed = True                   # gymnasium's flag: close() is a no-op
-        env._parent_pid = parent
-        env._lock = threading.RLock()
-        env._recv_lock = threading.Lock()
-        engine = getattr(env, "_engine", None)
-        if engine is not None:
-            engine._forget_team()
+        env._orphan_in_child(parent)
     _LIVE.clear()
 
 
