@@ -468,7 +468,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         """The info keys of the spec's EnvPoolNames, read from the engine's rows ``ids`` (its
         float64 info row, not gymnasium's first-reporter typed arrays), then
         ``elapsed_step``."""
-        engine = self.pool._engine
+        engine = self.pool.pool.engine
         for key, (source, dtype) in self._names.info.items():
             if callable(source):
                 vals = source(engine, ids)
