@@ -43,6 +43,7 @@ against another ``Engine`` layout fails at import (Cython checks the base type's
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Mapping
@@ -105,7 +106,8 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
                  info_keys: dict | None = None,
                  check_kwargs: Callable[[dict], dict | None] | None = None,
                  render_fps: int | None = None, module: str | None = None,
-                 api_version: int = API_VERSION, envpool: EnvPoolNames | None = None) -> None:
+                 api_version: int = API_VERSION, envpool: EnvPoolNames | None = None,
+                 replace: bool = False) -> None:
     """Serve ``env_id`` with ``pool``.
 
     Parameters
@@ -141,6 +143,11 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     envpool : EnvPoolNames or None
         The env's EnvPool 1.2.5 name(s) and options, for :mod:`cypool.envpool` (None: not
         served there). Optional: pools written for version 1 without it are unchanged.
+    replace : bool
+        Registering an id again with equal arguments is a no-op (a package that registers at
+        import can be reloaded); different ones raise ``ValueError`` ("already served")
+        unless ``replace=True``, which replaces an earlier register_env/register_spec
+        registration of the id.
     """
     # Everything is checked before anything is registered; a registration that fails after
     # that (gymnasium's own checks) is taken back: all or nothing.
@@ -152,8 +159,10 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     if api_version != API_VERSION:
         raise ValueError(f"register_env: {env_id} was written for cypool env API version "
                          f"{api_version}; this cypool implements {API_VERSION}")
-    if env_id in registry.list_envs():
-        raise ValueError(f"register_env: {env_id!r} is already served")
+    if not isinstance(replace, bool):
+        raise TypeError(f"register_env: replace must be a bool, got {replace!r}")
+    if env_id in registry.list_envs() and env_id not in _SPECS:
+        raise ValueError(f"register_env: {env_id!r} is already served (by another family)")
     if isinstance(pool, str):
         if ":" not in pool:
             raise TypeError("register_env: pool must be an Engine subclass or 'module:Class', "
@@ -203,28 +212,86 @@ def register_env(env_id: str, pool, *, observation_space: gym.Space, action_spac
     register_spec(FamilySpec(env_id, pool, observation_space, action_space,
                              {k: Kwarg(v) for k, v in defaults.items()}, max_episode_steps,
                              tuple(InfoKey(k, d) for k, d in info.items()), check_kwargs,
-                             render_fps=render_fps, module=module, envpool=envpool))
+                             render_fps=render_fps, module=module, envpool=envpool),
+                  replace=replace)
 
 
-def register_spec(spec: FamilySpec) -> None:
+def _same(a, b) -> bool:
+    """Equal registration arguments, as a reloaded module makes them again: functions (and
+    classes) of the same module and name with equal code count as the same."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, type):
+        return (a.__module__, a.__qualname__) == (b.__module__, b.__qualname__)
+    if isinstance(a, functools.partial):
+        return (_same(a.func, b.func) and _same(a.args, b.args)
+                and _same(a.keywords, b.keywords))
+    code = getattr(a, "__code__", None)
+    if code is not None:
+        return ((a.__module__, a.__qualname__) == (b.__module__, b.__qualname__)
+                and code == b.__code__ and _same(a.__defaults__, b.__defaults__)
+                and _same(a.__kwdefaults__, b.__kwdefaults__))
+    if dataclasses.is_dataclass(a):
+        return all(_same(getattr(a, f.name), getattr(b, f.name))
+                   for f in dataclasses.fields(a))
+    if isinstance(a, Mapping):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    try:
+        return bool(a == b)
+    except Exception:                     # e.g. arrays compared elementwise
+        return False
+
+
+def register_spec(spec: FamilySpec, *, replace: bool = False) -> None:
     """Serve ``spec.env_id`` as ``spec`` says (:class:`FamilySpec`: kwargs with kinds and
     scopes, Box/Discrete/MultiDiscrete spaces and Tuple/Dict observations, info keys of
     several columns and gymnasium's dtypes, spaces from kwargs, a render hook). The spec and
     its default kwargs are checked before anything is registered; a registration that fails
-    after that (gymnasium's own checks) is taken back: all or nothing."""
+    after that (gymnasium's own checks) is taken back: all or nothing. The same spec again
+    is a no-op; another one for a served id raises ValueError unless ``replace=True``
+    (see :func:`register_env`)."""
     from cypool.registration import check_env_id, register_id
 
     if not isinstance(spec, FamilySpec):
         raise TypeError(f"register_spec: expected a cypool.api.FamilySpec, got {spec!r}")
+    if not isinstance(replace, bool):
+        raise TypeError(f"register_spec: replace must be a bool, got {replace!r}")
     env_id = spec.env_id
     check_env_id(env_id, "register_spec")
-    if env_id in registry.list_envs():
-        raise ValueError(f"register_env: {env_id!r} is already served")
+    previous = _SPECS.get(env_id)
+    if previous is not None and _same(previous, spec):
+        register_id(env_id)            # the same registration again: nothing changes
+        return
+    if env_id in registry.list_envs() and not (replace and previous is not None):
+        hint = "; pass replace=True to replace it" if previous is not None else ""
+        raise ValueError(f"register_env: {env_id!r} is already served{hint}")
     check_spec(spec)
+    if spec.max_episode_steps is not None:
+        check_int("max_episode_steps", spec.max_episode_steps, 1, 2**63)
     if spec.module is not None and (not isinstance(spec.module, str) or not spec.module):
         raise TypeError(f"register_spec: module must be a module name (str) or None, got "
                         f"{spec.module!r}")
     complete_kwargs(spec, {})         # the defaults themselves must pass
+    if previous is not None:          # replace=True: the old one goes, and comes back on failure
+        unregister_env(env_id)
+        try:
+            _register_checked(spec)
+        except BaseException:
+            _register_checked(previous)
+            raise
+    else:
+        _register_checked(spec)
+
+
+def _register_checked(spec: FamilySpec) -> None:
+    """Enter a checked spec in the registry and gymnasium's (taken back if either refuses)."""
+    from cypool.registration import register_id
+
+    env_id = spec.env_id
     _check_envpool_ids(spec)
     registry.register_family(_family_name(env_id), env_ids=lambda: [env_id],
                              make=functools.partial(SpecFamily, spec),

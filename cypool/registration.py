@@ -20,11 +20,11 @@ def default_max_episode_steps(env_id: str):
     return family_for(env_id).default_max_episode_steps(env_id)
 
 
-def _no_single_env(env_id, **kwargs):
-    """gymnasium.make's entry point: cypool's envs are vector envs only."""
-    raise gym.error.Error(
-        f"cypool/{env_id} is a vector env: use gymnasium.make_vec('cypool/{env_id}', num_envs=N) "
-        f"or cypool.make_vec('{env_id}', N) (for one env, N=1); gymnasium.make cannot build it")
+def _make_single(env_id, **kwargs):
+    """gymnasium.make's entry point: one env (cypool.SingleEnv) on a one-env pool."""
+    from cypool.single import make_single
+
+    return make_single(env_id, **kwargs)
 
 
 def _make_vec(env_id, *args, **kwargs):
@@ -53,11 +53,11 @@ def check_env_id(env_id, where: str) -> str:
 
 
 def register_id(env_id: str) -> None:
-    """Register ``cypool/<env_id>`` in gymnasium's registry with a vector entry point
-    (``gymnasium.make`` raises a clear error naming ``make_vec``); no-op if it is there."""
+    """Register ``cypool/<env_id>`` in gymnasium's registry: ``gymnasium.make_vec`` builds a
+    pool, ``gymnasium.make`` one env (:class:`cypool.SingleEnv`); no-op if it is there."""
     name = f"cypool/{env_id}"
     if name not in gym.registry:
-        gym.register(name, entry_point=functools.partial(_no_single_env, env_id),
+        gym.register(name, entry_point=functools.partial(_make_single, env_id),
                      vector_entry_point=functools.partial(_make_vec, env_id),
                      max_episode_steps=default_max_episode_steps(env_id))
 

@@ -169,7 +169,9 @@ def family_for(env_id: str) -> FamilyEntry:
             return entry
     close = difflib.get_close_matches(env_id, list_envs(), n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise ValueError(f"unknown env id {env_id!r}{hint} (cypool.list_envs() lists them)")
+    raise ValueError(f"unknown env id {env_id!r}{hint} (cypool.list_envs() lists them; an env "
+                     "id of your own package is registered when that package is imported: "
+                     "import it first, or use gymnasium's 'pkg:cypool/Id' form)")
 
 
 def import_family(module: str | None) -> None:

@@ -70,7 +70,7 @@ def task_module(env_id):
 TASK_API = ("ID", "MAX_EPISODE_STEPS", "DEFAULTS", "INFO", "configure", "task_capsule")
 
 
-def register_task(env_id: str, module: str) -> None:
+def register_task(env_id: str, module: str, *, replace: bool = False) -> None:
     """Serve ``env_id`` with a MuJoCo task module of the user's (its importable name).
 
     The module has the shape of cypool's own tasks (``cypool/mujoco/tasks/*.pyx``): ``ID``,
@@ -79,20 +79,35 @@ def register_task(env_id: str, module: str) -> None:
     ``configure(model, kwargs) -> (parameter row, observation size)``, and
     ``task_capsule()`` returning its two nogil kernels (``cypool.mujoco._task.export_task``);
     build it with ``cypool.mujoco.extension_kwargs()``. The id then works everywhere a
-    built-in MuJoCo id does (make_vec, populations, gymnasium.make_vec after
-    cypool.registration.register_all(), the Ray backend, whose actors register the task
+    built-in MuJoCo id does (make_vec, populations, ``gymnasium.make_vec("cypool/<id>")`` and
+    ``gymnasium.make``, registered at once; the Ray backend, whose actors register the task
     again: ``module`` must be importable there).
+
+    Registering the same id with the same module again is a no-op (a package that registers
+    at import can be reloaded); another module for an id already served raises ValueError
+    unless ``replace=True`` (which replaces a task of the user's, never a built-in one).
     """
     # everything is checked before the task is entered: a failed call registers nothing
     from cypool.registry import list_envs
-    from cypool.registration import check_env_id
+    from cypool.registration import check_env_id, register_id
 
     check_env_id(env_id, "register_task")
-    if env_id in TASKS or env_id in list_envs():
-        raise ValueError(f"register_task: {env_id!r} is already served")
+    if not isinstance(replace, bool):
+        raise TypeError(f"register_task: replace must be a bool, got {replace!r}")
     if not isinstance(module, str) or not module:
         raise TypeError(f"register_task: module must be an importable module name (str), got "
                         f"{module!r}")
+    previous = _USER_TASKS.get(env_id)
+    if previous == module:
+        register_id(env_id)                      # the same registration: nothing to change
+        return
+    if env_id in TASKS or env_id in list_envs():
+        if not (replace and previous is not None):
+            what = ("a built-in task" if env_id in TASKS and previous is None
+                    else f"task module {previous!r}" if previous is not None else "another family")
+            hint = ("; pass replace=True to serve it with another module"
+                    if previous is not None else "")
+            raise ValueError(f"register_task: {env_id!r} is already served (by {what}){hint}")
     mod = importlib.import_module(module)
     missing = [name for name in TASK_API if not hasattr(mod, name)]
     if missing:
@@ -104,8 +119,21 @@ def register_task(env_id: str, module: str) -> None:
     for key in ("xml_file", "frame_skip"):
         if key not in mod.DEFAULTS:
             raise TypeError(f"register_task: {module}.DEFAULTS must have {key!r}")
+    if previous is not None:                     # replace=True: gymnasium gets the new limit
+        gym.registry.pop(f"cypool/{env_id}", None)
     _USER_TASKS[env_id] = module
     TASKS[env_id] = module
+    try:
+        register_id(env_id)
+    except BaseException as exc:                 # all or nothing: the old task comes back
+        _USER_TASKS.pop(env_id)
+        del TASKS[env_id]
+        if previous is not None:
+            _USER_TASKS[env_id] = TASKS[env_id] = previous
+            register_id(env_id)
+        if isinstance(exc, gym.error.Error):
+            raise ValueError(f"register_task: gymnasium refuses cypool/{env_id}: {exc}") from exc
+        raise
 
 
 def user_task_module(env_id: str) -> str | None:
@@ -114,9 +142,11 @@ def user_task_module(env_id: str) -> str | None:
 
 
 def unregister_task(env_id: str) -> None:
-    """Forget a task registered with register_task (the built-in ones stay)."""
+    """Forget a task registered with register_task, in gymnasium's registry too (the built-in
+    ones stay)."""
     if _USER_TASKS.pop(env_id, None) is not None:
         del TASKS[env_id]
+        gym.registry.pop(f"cypool/{env_id}", None)
 
 
 def extension_kwargs() -> dict:

@@ -1,0 +1,5 @@
+import sys
+
+from cypool.cli import main
+
+sys.exit(main())

@@ -1,0 +1,144 @@
+"""Registration as a user's package meets it: register_task reaches gymnasium at once, the same
+registration again (a reloaded package) is a no-op, another one needs replace=True, and an
+unknown id says how a package's ids get registered."""
+import dataclasses
+import importlib
+import sys
+import textwrap
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import cypool
+import cypool.classic
+import cypool.mujoco
+from cypool.api import register_env, register_spec, registered_spec, unregister_env
+from cypool.mujoco import family as mujoco_family
+
+
+@pytest.fixture
+def my_task():
+    yield "MyHopper-v0"
+    cypool.mujoco.unregister_task("MyHopper-v0")
+
+
+def test_register_task_registers_with_gymnasium_at_once(my_task):
+    cypool.mujoco.register_task(my_task, "cypool.mujoco.tasks.hopper")
+    spec = gym.spec(f"cypool/{my_task}")            # no register_all() needed
+    assert spec.max_episode_steps == gym.spec("Hopper-v5").max_episode_steps
+    env = gym.make_vec(f"cypool/{my_task}", 2)
+    ref = cypool.make_vec("Hopper-v5", 2)
+    try:
+        assert np.array_equal(env.reset(seed=3)[0], ref.reset(seed=3)[0])
+    finally:
+        env.close()
+        ref.close()
+    one = gym.make(f"cypool/{my_task}")
+    one.close()
+    cypool.mujoco.unregister_task(my_task)
+    assert f"cypool/{my_task}" not in gym.registry and my_task not in cypool.list_envs()
+
+
+def test_register_task_again_is_a_no_op_and_another_module_needs_replace(my_task):
+    cypool.mujoco.register_task(my_task, "cypool.mujoco.tasks.hopper")
+    cypool.mujoco.register_task(my_task, "cypool.mujoco.tasks.hopper")     # no-op
+    assert mujoco_family.user_task_module(my_task) == "cypool.mujoco.tasks.hopper"
+    with pytest.raises(ValueError, match="already served.*replace=True"):
+        cypool.mujoco.register_task(my_task, "cypool.mujoco.tasks.walker2d")
+    assert mujoco_family.user_task_module(my_task) == "cypool.mujoco.tasks.hopper"
+    cypool.mujoco.register_task(my_task, "cypool.mujoco.tasks.walker2d", replace=True)
+    env = cypool.make_vec(my_task, 1)
+    try:
+        assert env.single_observation_space.shape == (17,)          # Walker2d's
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="already served"):          # built-ins stay
+        cypool.mujoco.register_task("Hopper-v5", "cypool.mujoco.tasks.walker2d", replace=True)
+    with pytest.raises(TypeError, match="replace"):
+        cypool.mujoco.register_task(my_task, "cypool.mujoco.tasks.hopper", replace=1)
+
+
+def test_reloading_a_package_that_registers_at_import_is_a_no_op():
+    before = {i: registered_spec(i) for i in cypool.classic.ENV_IDS}
+    importlib.reload(cypool.classic)      # register_env of every classic id again, same args
+    after = {i: registered_spec(i) for i in cypool.classic.ENV_IDS}
+    assert after == {i: s for i, s in before.items()}  # the first registrations are kept
+    assert all(after[i] is before[i] for i in before)
+    env = cypool.make_vec("MountainCar-v0", 2)
+    env.close()
+
+
+@pytest.fixture
+def my_cart():
+    yield "MyCart-v0"
+    unregister_env("MyCart-v0")
+
+
+def test_register_spec_same_no_op_other_raises_unless_replace(my_cart):
+    base = registered_spec("CartPole-v1")
+    spec = dataclasses.replace(base, env_id=my_cart, envpool=None)
+    register_spec(spec)
+    register_spec(dataclasses.replace(spec))                       # an equal copy: no-op
+    assert registered_spec(my_cart) is spec
+    longer = dataclasses.replace(spec, max_episode_steps=777)
+    with pytest.raises(ValueError, match="already served.*replace=True"):
+        register_spec(longer)
+    assert gym.spec(f"cypool/{my_cart}").max_episode_steps == 500
+    register_spec(longer, replace=True)
+    assert registered_spec(my_cart) is longer
+    assert gym.spec(f"cypool/{my_cart}").max_episode_steps == 777
+    env = cypool.make_vec(my_cart, 1)
+    try:
+        assert env._make_args["max_episode_steps"] == 777
+    finally:
+        env.close()
+    # a replacement that fails its checks leaves the old registration
+    for bad in (dict(max_episode_steps=-3), dict(observation_space=gym.spaces.Text(4))):
+        with pytest.raises((TypeError, ValueError)):
+            register_spec(dataclasses.replace(spec, **bad), replace=True)
+        assert registered_spec(my_cart) is longer and my_cart in cypool.list_envs()
+        assert gym.spec(f"cypool/{my_cart}").max_episode_steps == 777
+    with pytest.raises(ValueError, match="already served"):         # another family's id
+        register_spec(dataclasses.replace(spec, env_id="Hopper-v5"), replace=True)
+
+
+def test_register_env_equal_arguments_no_op(my_cart):
+    base = registered_spec("CartPole-v1")
+
+    def args(limit=500):
+        return dict(observation_space=base.observation_space, action_space=base.action_space,
+                    kwargs={"sutton_barto_reward": False}, max_episode_steps=limit)
+
+    register_env(my_cart, base.pool, **args())
+    register_env(my_cart, base.pool, **args())
+    with pytest.raises(ValueError, match="already served"):
+        register_env(my_cart, base.pool, **args(limit=100))
+    register_env(my_cart, base.pool, replace=True, **args(limit=100))
+    assert gym.spec(f"cypool/{my_cart}").max_episode_steps == 100
+
+
+def test_unknown_id_says_how_a_package_registers_its_ids():
+    with pytest.raises(ValueError, match="imported.*'pkg:cypool/Id'"):
+        cypool.make_vec("NotImportedYet-v0", 1)
+
+
+def test_pkg_colon_form_imports_the_package(tmp_path, monkeypatch):
+    # a user's package that registers its id at import, named in gymnasium's 'pkg:id' form
+    (tmp_path / "my_cart_pkg.py").write_text(textwrap.dedent("""
+        from cypool.api import register_env, registered_spec
+        _b = registered_spec("CartPole-v1")
+        register_env("PkgCart-v0", _b.pool, observation_space=_b.observation_space,
+                     action_space=_b.action_space, kwargs={"sutton_barto_reward": False},
+                     max_episode_steps=500, module="my_cart_pkg")
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        env = gym.make_vec("my_cart_pkg:cypool/PkgCart-v0", 2)
+        env.close()
+        one = gym.make("my_cart_pkg:cypool/PkgCart-v0")
+        one.close()
+        importlib.reload(sys.modules["my_cart_pkg"])                 # registers again: no-op
+    finally:
+        unregister_env("PkgCart-v0")
+        sys.modules.pop("my_cart_pkg", None)
