@@ -19,6 +19,9 @@ top-level info of a done   ``reset_infos[i]`` (the new episode's reset info)
 ``trunc & ~term``          ``infos[i]["TimeLimit.truncated"]`` on every step
 =========================  ============================================================
 
+Per-env calls (``get_attr``, ``set_attr``, ``env_method``, ``env_is_wrapped``) follow
+``DummyVecEnv``; see :class:`SB3VecEnv`.
+
 On an exact cypool task the adapter returns what SB3's ``DummyVecEnv`` returns over
 gymnasium's own envs with the same seeds (``tests/test_sb3.py`` checks this).
 
@@ -125,9 +128,16 @@ class SB3VecEnv(VecEnv):
       ``DummyVecEnv``; without it a reset continues each env's random stream.
     * Returned observations are always safe to keep: with a ``copy=False`` cypool env the
       adapter copies them (SB3 keeps the previous observation while stepping).
-    * ``env_method`` and ``get_attr`` reach per-env Python objects only where the vector env
-      has them (``call``/``get_attr``, as in ``SyncVectorEnv``); cypool's native envs have
-      none, so ``get_attr`` answers with the vector env's attribute for every index.
+    * Per-env API as ``DummyVecEnv``'s: ``get_attr``/``set_attr`` reach each env's task
+      kwargs and time limit in the pool, and keep new attribute names per env;
+      ``env_method`` serves ``reset`` (of the chosen envs), ``render`` and the
+      ``*_wrapper_attr`` methods, and refuses other names with a clear error. A
+      ``SyncVectorEnv`` underneath is served by its sub-envs.
+    * Atari with ``episodic_life=True``: a lost life ends SB3's episode (``dones``), but
+      ``info["episode"]`` (``{"r", "l", "t"}``, SB3's ``Monitor`` format) comes only at the
+      end of a game, with its unclipped score and agent steps (``info["game_return"]``,
+      ``info["game_length"]``), so SB3's ``ep_rew_mean`` is the game score; do not add
+      ``VecMonitor`` (it would count lives). ``env_is_wrapped(Monitor)`` is True there.
     """
 
     def __init__(self, env: gym.vector.VectorEnv):
