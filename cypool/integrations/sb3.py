@@ -158,6 +158,7 @@ class SB3VecEnv(VecEnv):
         # them on each env's outer wrapper
         self._extra: list[dict[str, Any]] = [{} for _ in range(env.num_envs)]
         self._t_start = time.time()          # Monitor's clock for info["episode"]["t"]
+        self._no_life_option = False         # the pool has no episodic_life (not Atari)
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
 
     # ------------------------------------------------------------------ VecEnv API
@@ -415,11 +416,12 @@ class SB3VecEnv(VecEnv):
         """Per env: whether the adapter reports its game scores as ``info["episode"]``
         (cypool Atari envs with episodic_life=True); None for other envs."""
         u = self.env.unwrapped
-        if not _is_pool(u):
+        if not _is_pool(u) or self._no_life_option:
             return None
         try:
             return tuple(bool(v) for v in u.get_attr("episodic_life"))   # Atari's option
         except AttributeError:
+            self._no_life_option = True      # a pool's attribute names never change
             return None
 
     def _reset_some(self, idx, *, seed=None, options=None):
