@@ -41,6 +41,9 @@ a pool is bit-identical to gymnasium's AtariPreprocessing + FrameStackObservatio
     truncation at max_episode_steps agent steps since the game was reset, truncation winning
     over termination; info: lives, unclipped reward, terminated (real game over),
     elapsed_step (and the RAM when asked).
+  * cypool's game score: at the step where a game ends (game over or the time limit: the
+    next reset calls reset_game), the unclipped rewards summed over every step of the game
+    (all its lives) and its agent steps; the counters restart with reset_game only.
 
 Known departures, each deliberate:
   * from EnvPool: the no-op counts come from ale-py's seeding (PCG64 per env, reseedable by
