@@ -127,7 +127,9 @@ def test_adapter_attributes_and_gymnasium_wrappers_inside():
     assert env.get_attr("ctrl_cost_weight") == [1e-3, 0.5] + [1e-3] * (N - 2)
     assert env.get_attr("ctrl_cost_weight", indices=[1]) == [0.5]
     env.set_attr("ctrl_cost_weight", 1e-3, indices=[1])
-    assert env.env_method("max_episode_steps", indices=[0, 2]) == [LIMIT, LIMIT]
+    assert env.get_attr("max_episode_steps", indices=[0, 2]) == [LIMIT, LIMIT]
+    with pytest.raises(TypeError, match="get_attr"):      # an attribute, not a method
+        env.env_method("max_episode_steps", indices=[0, 2])
     with pytest.raises(AttributeError, match="ctrl_cost_weight"):   # lists what exists
         env.get_attr("no_such_attribute")
     env.seed(0)
@@ -194,3 +196,212 @@ def test_ppo_learns_from_cypool():
     # a random policy balances ~8 steps; the trained one several times longer
     assert cb.means[0] < 15 and cb.means[-1] > 3 * cb.means[0], cb.means
     venv.close()
+
+
+# ---------------------------------------------------------------------- the rest of VecEnv
+ENV_METHOD_TASKS = [("CartPole-v1", lambda r: r.integers(0, 2, N)),
+                    ("Hopper-v5", lambda r: r.uniform(-1, 1, (N, 3)).astype(np.float32))]
+
+
+def pair(task):
+    return (to_sb3(task, N), DummyVecEnv([lambda: gym.make(task)] * N))
+
+
+def assert_steps_same(env, ref, rng, act, steps):
+    for t in range(steps):
+        a = act(rng)
+        got, want = env.step(a), ref.step(a)
+        for x, y in zip(got[:3], want[:3]):
+            assert x.dtype == y.dtype and np.array_equal(x, y), t
+        for a_info, b_info in zip(got[3], want[3]):
+            assert_info_same(a_info, b_info)
+
+
+@pytest.mark.parametrize("task,act", ENV_METHOD_TASKS)
+def test_env_method_reset_of_chosen_envs_equals_dummy(task, act):
+    """env_method("reset") resets those envs alone, returns DummyVecEnv's (obs, info) per env,
+    and the batch steps on exactly as DummyVecEnv's does."""
+    env, ref = pair(task)
+    rng = np.random.default_rng(3)
+    env.seed(0), ref.seed(0)
+    assert np.array_equal(env.reset(), ref.reset())
+    assert_steps_same(env, ref, rng, act, 5)
+    for kwargs, indices in (({"seed": 7}, [1, 3]), ({}, 2), ({"seed": 9, "options": None}, None)):
+        got = env.env_method("reset", indices=indices, **kwargs)
+        want = ref.env_method("reset", indices=indices, **kwargs)
+        assert len(got) == len(want) == len(list(env._get_indices(indices)))
+        for (o, info), (o_ref, info_ref) in zip(got, want):
+            assert o.dtype == o_ref.dtype and np.array_equal(o, o_ref)
+            assert_info_same(info, info_ref)
+        assert_steps_same(env, ref, rng, act, 8)
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.env_method("reset", indices=[0], options={"noise": 1})
+    with pytest.raises(ValueError, match="indices"):
+        env.env_method("reset", indices=[0], options={"reset_mask": np.ones(N, bool)})
+    env.close(), ref.close()
+
+
+@pytest.mark.parametrize("task,act", ENV_METHOD_TASKS)
+def test_get_attr_set_attr_and_wrapper_attrs_like_dummy(task, act):
+    env, ref = pair(task)
+    env.seed(0), ref.seed(0)
+    env.reset(), ref.reset()
+    for v in (env, ref):
+        # a new name is kept per env and read back; an env without it has no such attribute
+        v.set_attr("my_weight", 3, indices=[0, 2])
+        assert v.get_attr("my_weight", indices=[0, 2]) == [3, 3]
+        with pytest.raises(AttributeError, match="my_weight"):
+            v.get_attr("my_weight")
+        with pytest.raises(AttributeError, match="my_weight"):
+            v.env_method("get_wrapper_attr", "my_weight")
+        v.set_attr("my_weight", [1, 2])               # one value for every env, as given
+        v.set_attr("double", lambda x: 2 * x, indices=1)
+        assert v.env_method("double", 4, indices=1) == [8]
+    for name in ("my_weight", "render_mode"):
+        assert env.get_attr(name) == ref.get_attr(name)
+        assert env.env_method("get_wrapper_attr", name, indices=[1, 3]) == \
+            ref.env_method("get_wrapper_attr", name, indices=[1, 3])
+    assert env.env_method("has_wrapper_attr", "my_weight") == [True] * N
+    assert env.env_method("has_wrapper_attr", "no_such") == [False] * N
+    assert env.has_attr("my_weight") and not env.has_attr("no_such")
+    env.env_method("set_wrapper_attr", "other", 5, indices=[0])
+    assert env.get_attr("other", indices=0) == [5]
+    assert env.seed(5) == ref.seed(5) == [5 + i for i in range(N)]
+    assert np.array_equal(env.reset(), ref.reset())
+    assert_steps_same(env, ref, np.random.default_rng(0), act, 5)   # nothing changed the task
+    assert env.env_is_wrapped(Monitor, indices=[0, 1]) == [False, False]
+    env.close(), ref.close()
+
+
+def test_set_attr_of_task_kwargs_goes_to_the_pool():
+    env = to_sb3(TASK, N)
+    env.set_attr("ctrl_cost_weight", 0.5, indices=[1, 2])
+    assert env.env.get_attr("ctrl_cost_weight") == (1e-3, 0.5, 0.5, 1e-3)   # the pool's own
+    assert env.get_attr("ctrl_cost_weight") == [1e-3, 0.5, 0.5, 1e-3]
+    env.set_attr("max_episode_steps", 7, indices=0)
+    assert env.env.get_attr("max_episode_steps")[:2] == (7, 1000)
+    with pytest.raises(AttributeError, match="settable"):      # read-only: never shadowed
+        env.set_attr("render_mode", "human")
+    with pytest.raises((TypeError, ValueError), match="ctrl_cost_weight"):
+        env.set_attr("ctrl_cost_weight", "x")
+    assert env.get_attr("ctrl_cost_weight") == [1e-3, 0.5, 0.5, 1e-3]
+    assert env.get_attr("render_mode") == [None] * N
+    env.close()
+
+
+def test_env_method_clear_errors_and_render():
+    env, ref = pair("CartPole-v1")
+    env.reset(), ref.reset()
+    for v in (env, ref):                      # gymnasium envs have no seed() since 0.26
+        with pytest.raises(AttributeError, match="seed"):
+            v.env_method("seed", 1)
+        with pytest.raises(AttributeError, match="no_such"):
+            v.env_method("no_such")
+    with pytest.raises(AttributeError, match="VecEnv.seed"):
+        env.env_method("seed", 1)
+    with pytest.raises(NotImplementedError, match="step"):
+        env.env_method("step", 0, indices=[0])
+    with pytest.raises(NotImplementedError, match="close"):
+        env.env_method("close")
+    with pytest.warns(UserWarning, match="render mode"):     # no render mode: None, as gymnasium
+        assert env.env_method("render") == [None] * N
+    with pytest.warns(UserWarning, match="render mode"):
+        assert ref.env_method("render") == [None] * N
+    env.close(), ref.close()
+
+
+def test_env_method_render_frames():
+    pytest.importorskip("ale_py")
+    env = to_sb3("Breakout-v5", 3, render_mode="rgb_array", seed=0)
+    env.reset()
+    frames = env.env_method("render", indices=[0, 2])
+    want = env.env.render()
+    assert len(frames) == 2 and frames[0].shape == (210, 160, 3)
+    assert np.array_equal(frames[0], want[0]) and np.array_equal(frames[1], want[2])
+    env.close()
+
+
+# ---------------------------------------------------------------------- Atari game scores
+def atari_pair(**extra):
+    """An episodic-life, clipped-reward Breakout adapter and the plain game pool it plays
+    exactly (no reset no-ops or FIRE: a life-loss reset leaves the emulator alone)."""
+    pytest.importorskip("ale_py")
+    kw = dict(noop_max=0, use_fire_reset=False, seed=3, max_episode_steps=250)
+    env = to_sb3("Breakout-v5", N, episodic_life=True, reward_clip=True, **kw, **extra)
+    plain = gym.wrappers.vector.RecordEpisodeStatistics(
+        cypool.make_vec("Breakout-v5", N, autoreset_mode="same_step", **kw))
+    return env, plain
+
+
+def test_sb3_episode_is_the_atari_game_score():
+    """episodic_life=True: SB3's info["episode"] ({"r", "l", "t"}, as its Monitor under
+    EpisodicLifeEnv gives it) only where a game ends, with the game's unclipped score and
+    length: RecordEpisodeStatistics' episodes of the plain pool fed the same actions."""
+    env, plain = atari_pair()
+    assert env.env_is_wrapped(Monitor) == [True] * N
+    env.reset(), plain.reset()
+    rng = np.random.default_rng(0)
+    games = lives = 0
+    for t in range(600):
+        a = rng.integers(0, 4, N)
+        _, rew, dones, infos = env.step(a)
+        _, _, term, trunc, info = plain.step(a)
+        ended = term | trunc
+        for i in range(N):
+            if ended[i]:
+                ep = infos[i]["episode"]
+                assert dones[i] and set(ep) == {"r", "l", "t"}
+                assert ep["r"] == info["episode"]["r"][i] and ep["l"] == info["episode"]["l"][i]
+                assert type(ep["r"]) is float and type(ep["l"]) is int and ep["t"] >= 0
+                games += 1
+            else:
+                assert "episode" not in infos[i], t
+                lives += bool(dones[i])
+    assert games >= 6 and lives >= 3 * games
+    env.close(), plain.close()
+
+
+class RandomPolicy:
+    def __init__(self, seed):
+        self.rng, self.actions = np.random.default_rng(seed), []
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=False):
+        self.actions.append(self.rng.integers(0, 4, len(obs)))
+        return self.actions[-1], state
+
+
+def test_sb3_evaluate_policy_reports_game_scores():
+    """SB3's evaluate_policy sees a Monitor (env_is_wrapped) and so reports info["episode"]:
+    the first game of each env, not its lives."""
+    from stable_baselines3.common.evaluation import evaluate_policy
+
+    env, plain = atari_pair()
+    policy = RandomPolicy(1)
+    returns, lengths = evaluate_policy(policy, env, n_eval_episodes=N, deterministic=False,
+                                       return_episode_rewards=True, warn=False)
+    plain.reset()
+    first = {}
+    for a in policy.actions:
+        _, _, term, trunc, info = plain.step(a)
+        for i in np.flatnonzero(term | trunc):
+            first.setdefault(int(i), (float(info["episode"]["r"][i]),
+                                      int(info["episode"]["l"][i])))
+    assert len(first) == N
+    assert sorted(zip(returns, lengths)) == sorted(first.values())
+    env.close(), plain.close()
+
+
+def test_sb3_without_episodic_life_keeps_its_episodes():
+    pytest.importorskip("ale_py")
+    env = to_sb3("Breakout-v5", N, reward_clip=True, seed=0, max_episode_steps=50)
+    assert env.env_is_wrapped(Monitor) == [False] * N
+    env.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(60):
+        _, _, dones, infos = env.step(rng.integers(0, 4, N))
+        for i in np.flatnonzero(dones):
+            assert "episode" not in infos[i] and "game_return" in infos[i]
+            ended += 1
+    assert ended >= N
+    env.close()

@@ -41,6 +41,9 @@ a pool is bit-identical to gymnasium's AtariPreprocessing + FrameStackObservatio
     truncation at max_episode_steps agent steps since the game was reset, truncation winning
     over termination; info: lives, unclipped reward, terminated (real game over),
     elapsed_step (and the RAM when asked).
+  * cypool's game score: at the step where a game ends (game over or the time limit: the
+    next reset calls reset_game), the unclipped rewards summed over every step of the game
+    (all its lives) and its agent steps; the counters restart with reset_game only.
 
 Known departures, each deliberate:
   * from EnvPool: the no-op counts come from ale-py's seeding (PCG64 per env, reseedable by
@@ -95,9 +98,12 @@ cdef enum:
     INFO_REWARD = 1
     INFO_TERMINATED = 2
     INFO_ELAPSED = 3
-    INFO_RAM = 4           # CP_ALE_RAM_SIZE columns, only with ram_info
+    INFO_GAME_RETURN = 4   # at a game's end (game over or time limit): its unclipped return
+    INFO_GAME_LENGTH = 5   # ... and its agent steps (>= 1); both 0 on every other row
+    INFO_RAM = 6           # CP_ALE_RAM_SIZE columns, only with ram_info
 INFO_COLUMNS = {"lives": INFO_LIVES, "reward": INFO_REWARD, "terminated": INFO_TERMINATED,
-                "elapsed_step": INFO_ELAPSED, "ram": INFO_RAM}
+                "elapsed_step": INFO_ELAPSED, "game_return": INFO_GAME_RETURN,
+                "game_length": INFO_GAME_LENGTH, "ram": INFO_RAM}
 RAM_SIZE = CP_ALE_RAM_SIZE
 # The options each env holds for itself (AlePool.set_env_options); the others (stack_num,
 # frame size, colour, action set, resize, ram_info) shape the buffers and are pool-wide.
@@ -134,6 +140,7 @@ ctypedef struct AleEnv:
     float* acc             # resize scratch: one output row of floats
     int lives              # lives after the last step or reset
     int64_t game_steps     # agent steps since the game was last reset (EnvPool's elapsed_step)
+    double game_return     # unclipped reward summed over those steps (every life of the game)
     int life_lost          # the last step ended an episode by losing a life (episodic_life)
     int loaded             # a ROM is loaded
     int seed_pending       # apply ale_seed (reload the ROM) at the next reset
@@ -470,7 +477,8 @@ cdef class AlePool(Engine):
             return cp_ale_screen_grayscale(e.ale, out, self.raw_size)
         return cp_ale_screen_rgb(e.ale, out, self.raw_size)
 
-    cdef int _info(self, EnvRow* r, AleEnv* e, double raw_reward, int over) noexcept nogil:
+    cdef int _info(self, EnvRow* r, AleEnv* e, double raw_reward, int over,
+                   int game_end) noexcept nogil:
         cdef double* row = r.info
         cdef uint8_t ram[CP_ALE_RAM_SIZE]
         cdef int k
@@ -478,6 +486,12 @@ cdef class AlePool(Engine):
         row[INFO_REWARD] = raw_reward
         row[INFO_TERMINATED] = over
         row[INFO_ELAPSED] = <double> e.game_steps
+        if game_end:
+            row[INFO_GAME_RETURN] = e.game_return
+            row[INFO_GAME_LENGTH] = <double> e.game_steps
+        else:
+            row[INFO_GAME_RETURN] = 0.0
+            row[INFO_GAME_LENGTH] = 0.0
         if self.ram_info:
             if cp_ale_ram(e.ale, ram, CP_ALE_RAM_SIZE) != CP_ALE_OK:
                 return self._fail(r, "getRAM")
@@ -544,6 +558,7 @@ cdef class AlePool(Engine):
             if cp_ale_reset_game(e.ale) != CP_ALE_OK:
                 return self._fail(r, "reset_game")
             e.game_steps = 0
+            e.game_return = 0.0
         e.life_lost = 0
         if noop_max > 0:
             # Generator.integers(1, noop_max + 1): numpy's bounded-integer draw on [1, noop_max]
@@ -560,6 +575,7 @@ cdef class AlePool(Engine):
                 if cp_ale_reset_game(e.ale) != CP_ALE_OK:
                     return self._fail(r, "reset_game")
                 e.game_steps = 0
+                e.game_return = 0.0
                 push_all = 1
         if fire:
             if cp_ale_act(e.ale, 1, 1.0, &frame_r) != CP_ALE_OK:
@@ -572,7 +588,7 @@ cdef class AlePool(Engine):
             return self._fail(r, "lives")
         if cp_ale_game_over(e.ale, 0, &over) != CP_ALE_OK:
             return self._fail(r, "game_over")
-        return self._info(r, e, 0.0, over)
+        return self._info(r, e, 0.0, over, 0)
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow row
@@ -604,6 +620,7 @@ cdef class AlePool(Engine):
         if cp_ale_lives(e.ale, &lives) != CP_ALE_OK:
             return self._fail(r, "lives")
         e.game_steps += 1
+        e.game_return += reward
         life_loss = e.episodic_life and 0 < lives < e.lives
         truncated = max_steps > 0 and e.game_steps >= max_steps
         r.trunc[0] = truncated
@@ -611,7 +628,8 @@ cdef class AlePool(Engine):
         e.life_lost = life_loss and not over
         e.lives = lives
         r.rew[0] = _sign(reward) if e.reward_clip else reward
-        return self._info(r, e, reward, over)
+        # the game ends here (the next reset restarts it): game over or the time limit
+        return self._info(r, e, reward, over, over or truncated)
 
     # ------------------------------------------------------------------ state
     # An env's Atari state: ALE's own serialized state (console, game, sticky-action stream),
@@ -635,13 +653,19 @@ cdef class AlePool(Engine):
                 free(data)
         return {"ale": ale, "buf0": (<char*> e.buf0)[:self.raw_size],
                 "buf1": (<char*> e.buf1)[:self.raw_size],
-                "counters": (e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed)}
+                "counters": (e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed,
+                             e.game_return)}
 
     def _check_env_state(self, Py_ssize_t i, state):
         # ALE's own bytes can only be checked by loading them: set_state undoes a refusal
         w = "Atari state"
         st = state_dict(state, w, ("ale", "buf0", "buf1", "counters"))
-        lives, steps, lost, pending, seed = state_seq(st["counters"], f"{w} counters", 5)
+        counters = st["counters"]
+        if isinstance(counters, (list, tuple)) and len(counters) == 5:
+            counters = (*counters, 0.0)     # a state from before game_return was kept
+        lives, steps, lost, pending, seed, ret = state_seq(counters, f"{w} counters", 6)
+        if isinstance(ret, bool) or not isinstance(ret, (int, float)) or not np.isfinite(ret):
+            raise ValueError(f"{w} game return: must be a finite number, got {ret!r}")
         return {"ale": None if st["ale"] is None else state_bytes(st["ale"], f"{w} ale"),
                 "buf0": state_bytes(st["buf0"], f"{w} buf0", self.raw_size),
                 "buf1": state_bytes(st["buf1"], f"{w} buf1", self.raw_size),
@@ -649,7 +673,8 @@ cdef class AlePool(Engine):
                              state_int(steps, f"{w} game steps", 0, 2**63),
                              state_int(lost, f"{w} life lost", 0, 2),
                              state_int(pending, f"{w} seed pending", 0, 2),
-                             state_int(seed, f"{w} ALE seed", -2**31, 2**31))}
+                             state_int(seed, f"{w} ALE seed", -2**31, 2**31),
+                             float(ret))}
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef AleEnv* e = &self.envs[i]
@@ -669,7 +694,8 @@ cdef class AlePool(Engine):
                                  f"{cp_ale_last_error().decode()}")
         memcpy(e.buf0, <const char*> state["buf0"], self.raw_size)
         memcpy(e.buf1, <const char*> state["buf1"], self.raw_size)
-        e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed = state["counters"]
+        (e.lives, e.game_steps, e.life_lost, e.seed_pending, e.ale_seed,
+         e.game_return) = state["counters"]
         if ale is None:
             e.seed_pending = 1      # never loaded there: the next reset loads with ale_seed
 

@@ -19,6 +19,9 @@ top-level info of a done   ``reset_infos[i]`` (the new episode's reset info)
 ``trunc & ~term``          ``infos[i]["TimeLimit.truncated"]`` on every step
 =========================  ============================================================
 
+Per-env calls (``get_attr``, ``set_attr``, ``env_method``, ``env_is_wrapped``) follow
+``DummyVecEnv``; see :class:`SB3VecEnv`.
+
 On an exact cypool task the adapter returns what SB3's ``DummyVecEnv`` returns over
 gymnasium's own envs with the same seeds (``tests/test_sb3.py`` checks this).
 
@@ -33,6 +36,7 @@ Example
 """
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +44,8 @@ from typing import Any
 import numpy as np
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
+
+from cypool.vector import VectorEnv, map_obs
 
 try:
     from stable_baselines3.common.vec_env.base_vec_env import (
@@ -122,9 +128,16 @@ class SB3VecEnv(VecEnv):
       ``DummyVecEnv``; without it a reset continues each env's random stream.
     * Returned observations are always safe to keep: with a ``copy=False`` cypool env the
       adapter copies them (SB3 keeps the previous observation while stepping).
-    * ``env_method`` and ``get_attr`` reach per-env Python objects only where the vector env
-      has them (``call``/``get_attr``, as in ``SyncVectorEnv``); cypool's native envs have
-      none, so ``get_attr`` answers with the vector env's attribute for every index.
+    * Per-env API as ``DummyVecEnv``'s: ``get_attr``/``set_attr`` reach each env's task
+      kwargs and time limit in the pool, and keep new attribute names per env;
+      ``env_method`` serves ``reset`` (of the chosen envs), ``render`` and the
+      ``*_wrapper_attr`` methods, and refuses other names with a clear error. A
+      ``SyncVectorEnv`` underneath is served by its sub-envs.
+    * Atari with ``episodic_life=True``: a lost life ends SB3's episode (``dones``), but
+      ``info["episode"]`` (``{"r", "l", "t"}``, SB3's ``Monitor`` format) comes only at the
+      end of a game, with its unclipped score and agent steps (``info["game_return"]``,
+      ``info["game_length"]``), so SB3's ``ep_rew_mean`` is the game score; do not add
+      ``VecMonitor`` (it would count lives). ``env_is_wrapped(Monitor)`` is True there.
     """
 
     def __init__(self, env: gym.vector.VectorEnv):
@@ -141,6 +154,11 @@ class SB3VecEnv(VecEnv):
                              "batch_size (sync mode) for to_sb3")
         self.env = env
         self._actions: np.ndarray | None = None
+        # set_attr of names a cypool pool does not have: kept per env, as DummyVecEnv keeps
+        # them on each env's outer wrapper
+        self._extra: list[dict[str, Any]] = [{} for _ in range(env.num_envs)]
+        self._t_start = time.time()          # Monitor's clock for info["episode"]["t"]
+        self._no_life_option = False         # the pool has no episodic_life (not Atari)
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
 
     # ------------------------------------------------------------------ VecEnv API
@@ -208,6 +226,7 @@ class SB3VecEnv(VecEnv):
         top = split_info(info, n)
         finals = split_info(final_info, n) if final_info is not None else None
         infos: list[dict[str, Any]] = []
+        scored = self._game_scored() if dones.any() else None
         for i in range(n):
             if dones[i]:
                 if final_obs is None or final_mask is None or not final_mask[i]:
@@ -219,6 +238,14 @@ class SB3VecEnv(VecEnv):
                 for key in _TERMINAL_KEYS:
                     if key in reset_info:
                         d[key] = reset_info.pop(key)
+                if scored is not None and scored[i]:
+                    # episodic life: an "episode" is a life; SB3's Monitor-style episode is
+                    # the game instead (its unclipped score), and only where a game ended
+                    d.pop("episode", None)
+                    if "game_length" in d:
+                        d["episode"] = {"r": float(d["game_return"]),
+                                        "l": int(d["game_length"]),
+                                        "t": round(time.time() - self._t_start, 6)}
                 d["terminal_observation"] = final_obs[i]
                 self.reset_infos[i] = reset_info
             else:
@@ -234,11 +261,23 @@ class SB3VecEnv(VecEnv):
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """Return an attribute for each env in ``indices`` (all when None).
 
-        Uses the vector env's ``get_attr`` when it has one (per-env values); otherwise the
-        attribute of the (outermost, else unwrapped) vector env, repeated for each index.
+        A cypool pool answers with each env's own value (its task kwargs, time limit, spec,
+        ...; see ``VectorEnv.get_attr``) or with what :meth:`set_attr` stored for a name
+        the pool does not have. Another vector env's ``get_attr`` is used when it has one;
+        otherwise the attribute of the (outermost, else unwrapped) vector env, repeated.
+
+        Raises
+        ------
+        AttributeError
+            If an env has no such attribute (a pool's message lists the names it has).
         """
         idx = list(self._get_indices(indices))
         u = self.env.unwrapped
+        if _is_pool(u):
+            if all(attr_name in self._extra[i] for i in idx):
+                return [self._extra[i][attr_name] for i in idx]
+            values = u.get_attr(attr_name)
+            return [self._extra[i].get(attr_name, values[i]) for i in idx]
         if callable(getattr(u, "get_attr", None)):
             values = u.get_attr(attr_name)
             return [values[i] for i in idx]
@@ -251,10 +290,24 @@ class SB3VecEnv(VecEnv):
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute to ``value`` for each env in ``indices`` (all when None).
 
-        Without a per-env ``set_attr`` on the vector env, only all envs at once can be set.
+        On a cypool pool, a name the pool has goes to the pool: a task kwarg or
+        ``"max_episode_steps"`` changes those envs in C from their next step or reset, and
+        a read-only one (``"spec"``, ``"render_mode"``, ...) raises ``AttributeError``. Any
+        other name is a new attribute, kept per env here and read back by :meth:`get_attr`
+        (as ``DummyVecEnv`` keeps it on each env's outer wrapper). Without a per-env
+        ``set_attr`` on another vector env, only all envs at once can be set.
         """
         idx = list(self._get_indices(indices))
         u = self.env.unwrapped
+        if _is_pool(u):
+            try:
+                u.get_attr(attr_name)
+            except AttributeError:           # not the pool's: a new per-env attribute
+                for i in idx:
+                    self._extra[i][attr_name] = value
+                return
+            u.set_attr(attr_name, [value] * len(idx), env_ids=idx)
+            return
         if callable(getattr(u, "set_attr", None)):
             values = list(u.get_attr(attr_name)) if len(idx) < self.num_envs else \
                 [None] * self.num_envs
@@ -269,35 +322,80 @@ class SB3VecEnv(VecEnv):
 
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
                    **method_kwargs: Any) -> list[Any]:
-        """Call a method of every env (the vector env's ``call``), return one result per env.
+        """Call a method of each env in ``indices`` (all when None); one result per env.
+
+        On a cypool pool, the methods of a single gymnasium env that a pool can run for
+        some of its envs:
+
+        * ``reset(seed=None, options=None)``: resets those envs alone (a ``reset_mask``
+          reset of the vector env, through its wrappers) and returns ``(obs, info)`` per env,
+          as ``DummyVecEnv`` does; an int seed seeds each of them with it. The other envs
+          keep their episodes; the reset envs continue from there at the next ``step``.
+        * ``render()``: each env's frame (``render_mode="rgb_array"``); None each, with a
+          warning, for a pool without a render mode (as a gymnasium env without one).
+        * ``get_wrapper_attr(name)``, ``has_wrapper_attr(name)``,
+          ``set_wrapper_attr(name, value)``: :meth:`get_attr`, whether it succeeds, and
+          :meth:`set_attr`.
+        * a callable stored with :meth:`set_attr` under a new name.
+
+        A ``SyncVectorEnv`` underneath calls its sub-envs' methods, as ``DummyVecEnv``.
 
         Raises
         ------
+        AttributeError
+            For a name a cypool env has no method of (``seed`` included: gymnasium envs have
+            none since 0.26; use ``VecEnv.seed(s)`` or ``env_method("reset", seed=s)``).
+        TypeError
+            For one of the pool's attributes (read it with :meth:`get_attr`).
         NotImplementedError
-            If the vector env has no ``call``. A subset (``indices``) gets its envs' results
-            of ``call``, which runs on every env (for cypool's attributes and ``render`` that
-            changes nothing).
+            For ``step``/``close`` (the pool steps and closes all its envs at once: use
+            ``VecEnv.step``/``close``), and on a vector env with neither sub-envs nor
+            ``call``.
         """
         idx = list(self._get_indices(indices))
         u = self.env.unwrapped
-        if not callable(getattr(u, "call", None)):
-            raise NotImplementedError(
-                f"{type(u).__name__} has no per-env Python objects to call {method_name!r} on; "
-                "call the vector env (SB3VecEnv.env) directly")
-        results = list(u.call(method_name, *method_args, **method_kwargs))
-        return [results[i] for i in idx]
+        envs = getattr(u, "envs", None)
+        if envs is not None and not _is_pool(u):       # SyncVectorEnv: the sub-envs' own
+            return [envs[i].get_wrapper_attr(method_name)(*method_args, **method_kwargs)
+                    for i in idx]
+        if not _is_pool(u):
+            if not callable(getattr(u, "call", None)):
+                raise NotImplementedError(
+                    f"{type(u).__name__} has no per-env Python objects to call "
+                    f"{method_name!r} on; call the vector env (SB3VecEnv.env) directly")
+            results = list(u.call(method_name, *method_args, **method_kwargs))
+            return [results[i] for i in idx]
+        if all(method_name in self._extra[i] for i in idx):
+            return [self._extra[i][method_name](*method_args, **method_kwargs) for i in idx]
+        handler = {"reset": self._reset_some, "render": self._render_some,
+                   "get_wrapper_attr": self._get_wrapper_attr,
+                   "has_wrapper_attr": self._has_wrapper_attr,
+                   "set_wrapper_attr": self._set_wrapper_attr}.get(method_name)
+        if handler is not None:
+            return handler(idx, *method_args, **method_kwargs)
+        raise self._no_method(u, method_name)
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper],
                        indices: VecEnvIndices = None) -> list[bool]:
         """Whether each env is wrapped in ``wrapper_class`` (a gymnasium single-env wrapper).
 
-        cypool envs are native, never wrapped: False for each. For a ``SyncVectorEnv`` the
+        cypool envs are native, never wrapped, with one exception: an Atari env with
+        ``episodic_life=True`` counts as wrapped in SB3's ``Monitor``, because the adapter
+        gives its ``info["episode"]`` at each game's end as a ``Monitor`` under
+        ``EpisodicLifeEnv`` does (so SB3's ``evaluate_policy`` reports game scores and
+        ``VecMonitor`` warns that it would replace them). For a ``SyncVectorEnv`` the
         sub-envs are inspected.
         """
         idx = list(self._get_indices(indices))
-        envs = getattr(self.env.unwrapped, "envs", None)
-        if envs is None:
-            return [False for _ in idx]
+        u = self.env.unwrapped
+        envs = getattr(u, "envs", None)
+        if envs is None or _is_pool(u):
+            from stable_baselines3.common.monitor import Monitor
+
+            if not (isinstance(wrapper_class, type) and issubclass(wrapper_class, Monitor)):
+                return [False for _ in idx]
+            scored = self._game_scored()
+            return [scored is not None and bool(scored[i]) for i in idx]
         from stable_baselines3.common.env_util import is_wrapped
 
         return [is_wrapped(envs[i], wrapper_class) for i in idx]
@@ -314,11 +412,88 @@ class SB3VecEnv(VecEnv):
         return f"SB3VecEnv({self.env!r})"
 
     # ------------------------------------------------------------------ helpers
+    def _game_scored(self):
+        """Per env: whether the adapter reports its game scores as ``info["episode"]``
+        (cypool Atari envs with episodic_life=True); None for other envs."""
+        u = self.env.unwrapped
+        if not _is_pool(u) or self._no_life_option:
+            return None
+        try:
+            return tuple(bool(v) for v in u.get_attr("episodic_life"))   # Atari's option
+        except AttributeError:
+            self._no_life_option = True      # a pool's attribute names never change
+            return None
+
+    def _reset_some(self, idx, *, seed=None, options=None):
+        n = self.num_envs
+        mask = np.zeros(n, np.bool_)
+        mask[idx] = True
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"env_method('reset'): options must be a dict or None, got "
+                            f"{type(options).__name__}")
+        opts = dict(options or {})
+        if "reset_mask" in opts:
+            raise ValueError("env_method('reset'): the envs to reset are given by indices, "
+                             "not options['reset_mask']")
+        opts["reset_mask"] = mask
+        seeds = None if seed is None else [seed if m else None for m in mask]
+        obs, info = self.env.reset(seed=seeds, options=opts)
+        obs = self._keep(obs)
+        rows = split_info(info, n)
+        return [(map_obs(obs, lambda a, i=i: a[i]), rows[i]) for i in idx]
+
+    def _render_some(self, idx):
+        u = self.env.unwrapped
+        if u.render_mode is None:
+            warnings.warn("env_method('render'): the envs have no render mode; make the pool "
+                          "with render_mode='rgb_array'", stacklevel=3)
+            return [None for _ in idx]
+        return list(u.render(env_ids=idx))
+
+    def _get_wrapper_attr(self, idx, name):
+        return self.get_attr(name, idx)
+
+    def _has_wrapper_attr(self, idx, name):
+        try:
+            self.get_attr(name, idx)
+        except AttributeError:
+            return [False for _ in idx]
+        return [True for _ in idx]
+
+    def _set_wrapper_attr(self, idx, name, value, *, force=True):
+        self.set_attr(name, value, idx)
+        return [None for _ in idx]
+
+    def _no_method(self, u, name):
+        if name in ("step", "close"):
+            return NotImplementedError(
+                f"env_method({name!r}): a cypool pool {name}s all its envs at once; use the "
+                f"VecEnv's own {name}()")
+        if name == "seed":
+            return AttributeError(
+                "env_method('seed'): gymnasium envs have no seed() method; use "
+                "VecEnv.seed(s) (applied at the next reset) or env_method('reset', seed=s)")
+        try:
+            u.get_attr(name)
+        except AttributeError:
+            return AttributeError(
+                f"env_method({name!r}): {u.env_id} envs have no such method; a cypool env "
+                "serves reset, render, get_wrapper_attr, has_wrapper_attr and "
+                "set_wrapper_attr (and callables stored with set_attr)")
+        return TypeError(f"env_method({name!r}): {name!r} is an attribute of the envs, not a "
+                         f"method; read it with get_attr({name!r})")
+
     def _keep(self, obs):
         # SB3 keeps the previous observation while it steps; a copy=False pool would overwrite it
         if getattr(self.env.unwrapped, "copy", True) is False:
             return np.array(obs, copy=True)
         return obs
+
+
+def _is_pool(u) -> bool:
+    """A cypool pool (a population's too): per-env attributes with env_ids, reset_mask
+    resets, render(env_ids=)."""
+    return isinstance(u, VectorEnv)
 
 
 def to_sb3(env: gym.vector.VectorEnv | str, num_envs: int | None = None,
