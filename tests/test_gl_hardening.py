@@ -206,6 +206,9 @@ MEMORY_SCRIPT = textwrap.dedent(r"""
 """)
 
 
+@pytest.mark.skipif(os.environ.get("CYPOOL_SANITIZER") == "asan",
+                    reason="AddressSanitizer reserves terabytes of address space for its shadow "
+                           "memory: a process under RLIMIT_AS cannot start with it")
 def test_gl_contexts_under_an_address_space_limit_never_crash():
     """Under RLIMIT_AS values spanning the range where Mesa used to die (SIGSEGV in
     mjr_makeContext, SIGABRT from LLVM), each run works or raises cypool's MemoryError;

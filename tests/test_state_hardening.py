@@ -4,6 +4,7 @@ ValueError naming the state and the field) before any env changes, a pool never 
 must be given a state for every env, an edited pickle must be consistent, and the engine
 refuses to run an op for an env that has no random stream."""
 import copy
+import os
 import pickle
 import subprocess
 import sys
@@ -314,9 +315,16 @@ SEEDED = [("None", _seeded(None)), ("short", _seeded([True])), ("str item", _see
           ("int item", _seeded([True, 2]))]
 
 
+# ALE's deserializer refuses corrupt bytes by throwing a C++ exception, which aborts in
+# AddressSanitizer's __cxa_throw interceptor when libasan is preloaded into Python: those
+# cases run in the normal suite only
+UNDER_ASAN = os.environ.get("CYPOOL_SANITIZER") == "asan"
+
+
 def _cases(env_id):
     out = [(f, label, fn) for f, cases in COMMON.items() for label, fn in cases]
-    out += [("env", label, fn) for label, fn in FAMILY[env_id]]
+    out += [("env", label, fn) for label, fn in FAMILY[env_id]
+            if not (UNDER_ASAN and label in ("ale short", "ale truncated", "ale half"))]
     out += [("seeded", label, fn) for label, fn in SEEDED]
     return out
 
