@@ -27,7 +27,8 @@ Info per env: env_id, lives, raw_reward (unclipped), game_over (the real game ov
 elapsed_step (steps since the game was reset); and at the step where a game ends (game over,
 or the time limit, after which the next reset restarts the game) game_return (float64, the
 unclipped rewards of every step of the game, all its lives) and game_length (int32, its
-agent steps): the game score whatever episodic_life and reward_clip do. EnvPool calls raw_reward "reward" and
+agent steps): the game score whatever episodic_life and reward_clip do (info_keys="cypool"
+only: EnvPool's info has no such keys). EnvPool calls raw_reward "reward" and
 game_over "terminated"; info_keys="envpool" gives those names (for EnvPool-era logging code;
 cypool.envpool always does), but they collide with the step's own reward and terminated in
 libraries that merge info into one namespace (TorchRL's GymWrapper), so cypool's own names
@@ -183,10 +184,11 @@ class AtariFamily:
         layout = [("lives", INFO_COLUMNS["lives"], 1, np.int32, True, True),
                   (raw_reward, INFO_COLUMNS["reward"], 1, np.float32, True, True),
                   (game_over, INFO_COLUMNS["terminated"], 1, np.int32, True, True),
-                  ("elapsed_step", INFO_COLUMNS["elapsed_step"], 1, np.int32, True, True),
-                  # on step rows; extra_info narrows their masks to the rows where a game ended
-                  ("game_return", INFO_COLUMNS["game_return"], 1, np.float64, True, False),
-                  ("game_length", INFO_COLUMNS["game_length"], 1, np.int32, True, False)]
+                  ("elapsed_step", INFO_COLUMNS["elapsed_step"], 1, np.int32, True, True)]
+        if kw["info_keys"] != "envpool":    # EnvPool's info has no game score
+            # on step rows; extra_info narrows their masks to the rows where a game ended
+            layout += [("game_return", INFO_COLUMNS["game_return"], 1, np.float64, True, False),
+                       ("game_length", INFO_COLUMNS["game_length"], 1, np.int32, True, False)]
         width = INFO_COLUMNS["ram"]
         if kw["ram_info"]:
             layout.append(("ram", INFO_COLUMNS["ram"], RAM_SIZE, np.uint8, True, True))
