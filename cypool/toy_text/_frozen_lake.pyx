@@ -99,30 +99,13 @@ cdef class FrozenLakePool(Engine):
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
-        cdef int64_t* st = self.st + 2 * i
         self.row_of(i, &r)
-        st[0] = tab_reset(&self.tab, r.rng)
-        st[1] = -1
-        (<int64_t*> r.obs)[0] = st[0]
-        r.info[0] = 1.0
-        return ST_OK
+        return tab_env_reset(&self.tab, self.st + 2 * i, &r)
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
-        cdef int64_t* st = self.st + 2 * i
-        cdef int64_t a = self.act[i]
-        cdef Py_ssize_t e
         self.row_of(i, &r)
-        if bad_action(&r, a, 4):
-            return ST_ENGINE_ERROR
-        e = tab_entry(&self.tab, i, st[0], a, r.rng)
-        st[0] = self.tab.nxt[e]
-        st[1] = a
-        (<int64_t*> r.obs)[0] = st[0]
-        r.rew[0] = self.tab.rew[e]
-        r.term[0] = self.tab.term[e]
-        r.info[0] = self.tab.prob[e]
-        return ST_OK
+        return tab_env_step(&self.tab, i, self.st + 2 * i, self.act[i], &r)
 
     def _env_state(self, Py_ssize_t i):
         return [int(self.states[i, 0]), int(self.states[i, 1])]

@@ -52,6 +52,33 @@ cdef inline int bad_action(EnvRow* r, int64_t a, Py_ssize_t nA) noexcept nogil:
     return 1
 
 
+cdef inline int tab_env_reset(const TabView* t, int64_t* st, EnvRow* r) noexcept nogil:
+    """The kernels of a plain tabular env (FrozenLake, CliffWalking): env state st = [s,
+    lastaction]; obs s, info["prob"] 1 at a reset (the façade types it as gymnasium does)."""
+    st[0] = tab_reset(t, r.rng)
+    st[1] = -1
+    (<int64_t*> r.obs)[0] = st[0]
+    r.info[0] = 1.0
+    return ST_OK
+
+
+cdef inline int tab_env_step(const TabView* t, Py_ssize_t i, int64_t* st, int64_t a,
+                             EnvRow* r) noexcept nogil:
+    """One step of a plain tabular env with action a: the sampled entry's next state,
+    reward, terminated and probability."""
+    cdef Py_ssize_t e
+    if bad_action(r, a, t.nA):
+        return ST_ENGINE_ERROR
+    e = tab_entry(t, i, st[0], a, r.rng)
+    st[0] = t.nxt[e]
+    st[1] = a
+    (<int64_t*> r.obs)[0] = st[0]
+    r.rew[0] = t.rew[e]
+    r.term[0] = t.term[e]
+    r.info[0] = t.prob[e]
+    return ST_OK
+
+
 def _view_arrays(stacked, init_cdf, variant):
     """The arrays a TabView points into, checked (C-contiguous, dtypes)."""
     cdf, prob, nxt, rew, term, cnt = stacked
