@@ -34,11 +34,7 @@ from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 
 cnp.import_array()
 
-cdef extern from "numpy/random/distributions.h" nogil:
-    # Generator.integers(low, high) for int64 (numpy's _rand_int64 calls this, checked in
-    # numpy 2.4's _bounded_integers: rng = high - low - 1, one value)
-    void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
-                                    cnp.npy_intp cnt, bint use_masked, uint64_t* out)
+include "_draws.pxi"
 
 cdef int64_t[13] DECK = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10]
 
@@ -63,15 +59,8 @@ STATE_FIELDS = ("player_c0", "player_c1", "player_sum", "player_ace", "player_n"
                 "face")
 
 
-cdef inline uint64_t _choice(bitgen_t* rng, uint64_t n) noexcept nogil:
-    """Generator.choice(a list of n) = integers(0, n)."""
-    cdef uint64_t out = 0
-    random_bounded_uint64_fill(rng, 0, n - 1, 1, False, &out)
-    return out
-
-
 cdef inline int64_t _draw_card(bitgen_t* rng) noexcept nogil:
-    return DECK[_choice(rng, 13)]
+    return DECK[choice(rng, 13)]
 
 
 cdef inline void _add(int64_t* h, int64_t card) noexcept nogil:
@@ -152,8 +141,8 @@ cdef class BlackjackPool(Engine):
         _add(st + D_C0, _draw_card(r.rng))
         _add(st + P_C0, _draw_card(r.rng))
         _add(st + P_C0, _draw_card(r.rng))
-        st[SUIT] = <int64_t> _choice(r.rng, 4)
-        st[FACE] = <int64_t> _choice(r.rng, 3) if st[D_C0] == 10 else -1
+        st[SUIT] = <int64_t> choice(r.rng, 4)
+        st[FACE] = <int64_t> choice(r.rng, 3) if st[D_C0] == 10 else -1
         self._obs(i, &r, st)
         return ST_OK
 

@@ -35,11 +35,7 @@ cnp.import_array()
 
 include "_tabular.pxi"
 
-cdef extern from "numpy/random/distributions.h" nogil:
-    # Generator.integers(low, high) for int64 (numpy's _rand_int64 calls this, checked in
-    # numpy 2.4's _bounded_integers: rng = high - low - 1, one value)
-    void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
-                                    cnp.npy_intp cnt, bint use_masked, uint64_t* out)
+include "_draws.pxi"
 
 
 def _variant_key(kwargs):
@@ -141,7 +137,7 @@ cdef class TaxiPool(Engine):
         if (self.fickle[i] and st[2] and (s0 // 4) % 5 == 4
                 and (s // 100 != s0 // 100 or (s // 20) % 5 != (s0 // 20) % 5)):
             st[2] = 0
-            random_bounded_uint64_fill(r.rng, 0, 2, 1, False, &j)
+            j = choice(r.rng, 3)
             old_dest = s0 % 4
             # [d for d in range(4) if d != old_dest][j]
             s = s - s % 4 + (<int64_t> j if <int64_t> j < old_dest else <int64_t> j + 1)
