@@ -296,7 +296,7 @@ def _register_checked(spec: FamilySpec) -> None:
     registry.register_family(_family_name(env_id), env_ids=lambda: [env_id],
                              make=functools.partial(SpecFamily, spec),
                              default_max_episode_steps=lambda _id: spec.max_episode_steps,
-                             module=spec.module)
+                             module=spec.module, spec=lambda _id: spec)
     try:
         register_id(env_id)
     except BaseException as exc:

@@ -102,6 +102,9 @@ class FamilyEntry:
         Optional ``remote_setup(env_id) -> callable or None``: a picklable no-argument
         callable that a process cypool starts (a Ray actor) runs before it makes ``env_id``
         (e.g. registering a user's task again there).
+    spec
+        Optional ``spec(env_id) -> FamilySpec``: the spec serving the id, for a family
+        described by specs (:func:`spec_of`; cypool.envpool reads its EnvPool names there).
     """
 
     name: str
@@ -111,6 +114,7 @@ class FamilyEntry:
     module: str | None = None
     config: Callable[[], dict] | None = None
     remote_setup: Callable[[str], Callable | None] | None = None
+    spec: Callable[[str], Any] | None = None
 
 
 _FAMILIES: dict[str, FamilyEntry] = {}
@@ -120,6 +124,7 @@ def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..
                     default_max_episode_steps: Callable[[str], int | None] = lambda env_id: None,
                     module: str | None = None, config: Callable[[], dict] | None = None,
                     remote_setup: Callable[[str], Callable | None] | None = None,
+                    spec: Callable[[str], Any] | None = None,
                     api_version: int = FAMILY_API_VERSION) -> FamilyEntry:
     """Register a family under ``name``; its ids become known to ``make_vec``,
     ``make_population``, ``list_envs`` and (at ``cypool.registration.register_all``)
@@ -137,7 +142,7 @@ def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..
                       ("default_max_episode_steps", default_max_episode_steps)):
         if not callable(fn):
             raise TypeError(f"register_family: {label} must be callable")
-    for label, fn in (("config", config), ("remote_setup", remote_setup)):
+    for label, fn in (("config", config), ("remote_setup", remote_setup), ("spec", spec)):
         if fn is not None and not callable(fn):
             raise TypeError(f"register_family: {label} must be callable or None")
     if module is not None and (not isinstance(module, str) or not module):
@@ -145,7 +150,7 @@ def register_family(name: str, *, env_ids: Callable[[], list], make: Callable[..
     if name in _FAMILIES:
         raise ValueError(f"register_family: a family named {name!r} is already registered")
     entry = FamilyEntry(name, env_ids, make, default_max_episode_steps, module, config,
-                        remote_setup)
+                        remote_setup, spec)
     _FAMILIES[name] = entry
     return entry
 
@@ -181,6 +186,16 @@ def import_family(module: str | None) -> None:
         import importlib
 
         importlib.import_module(module)
+
+
+def spec_of(env_id: str):
+    """The FamilySpec serving ``env_id``, or None (an unknown id, or a family that is not
+    described by specs)."""
+    try:
+        entry = family_for(env_id)
+    except ValueError:
+        return None
+    return None if entry.spec is None else entry.spec(env_id)
 
 
 def families() -> list[FamilyEntry]:

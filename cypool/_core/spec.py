@@ -16,7 +16,9 @@ structure (a tuple or dict of arrays).
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -25,9 +27,10 @@ import gymnasium as gym
 import numpy as np
 
 from cypool.errors import check_known_kwargs
-from cypool._validate import check_discrete_actions, check_kwarg, KWARG_KINDS
+from cypool._validate import check_discrete_actions, check_kwarg, check_limit, KWARG_KINDS
 
-__all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "FamilySpec", "SpecFamily", "obs_outputs", "obs_structure"]
+__all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "FamilySpec", "Built", "SpecFamily", "obs_outputs",
+           "obs_structure"]
 
 _LEAVES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete)
 
@@ -36,8 +39,10 @@ _LEAVES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete)
 class Kwarg:
     """One constructor kwarg: its default, its kind (a name of
     ``cypool._validate.KWARG_KINDS``; None: taken from the default's type) and its scope:
-    ``"env"`` (may differ per env: populations, ``env_kwargs``, ``set_attr``) or ``"pool"``
-    (the same for every env of a pool: it changes the spaces or the pool's tables)."""
+    ``"env"`` (may differ per env: populations, ``env_kwargs``, ``set_attr``), ``"pool"``
+    (the same for every env of a pool: it changes the spaces or the pool's tables) or
+    ``"make"`` (how the pool is built, e.g. MuJoCo's render size: read from the make's
+    kwargs only, and no env's setting, so left out of each env's kwargs)."""
 
     default: Any
     kind: str | None = None
@@ -47,8 +52,9 @@ class Kwarg:
         if self.kind is not None and self.kind not in KWARG_KINDS:
             raise ValueError(f"Kwarg kind must be one of {sorted(KWARG_KINDS)}, got "
                              f"{self.kind!r}")
-        if self.scope not in ("env", "pool"):
-            raise ValueError(f"Kwarg scope must be 'env' or 'pool', got {self.scope!r}")
+        if self.scope not in ("env", "pool", "make"):
+            raise ValueError(f"Kwarg scope must be 'env', 'pool' or 'make', got "
+                             f"{self.scope!r}")
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,9 @@ class InfoKey:
     """One info key: ``width`` columns of the engine's float64 info row, reported as ``dtype``
     (after steps when ``on_step``, after resets when ``on_reset``). ``reset_dtype``: the
     dtype when the first env reporting the key in a call was reset, as gymnasium types an
-    info array by its first value (None: ``dtype`` always)."""
+    info array by its first value (None: ``dtype`` always). ``column``: its first column
+    (None: the column after the previous key's). ``dtype`` may also be ``"action"``: the
+    dtype the env's last actions had (the family's ``action_dtype_of`` hook)."""
 
     name: str
     dtype: Any
@@ -64,6 +72,7 @@ class InfoKey:
     on_step: bool = True
     on_reset: bool = True
     reset_dtype: Any = None
+    column: int | None = None
 
 
 class KindDtype:
@@ -194,6 +203,32 @@ class FamilySpec:
     envpool
         Optional :class:`EnvPoolNames`: the env's EnvPool 1.2.5 name(s), options and
         dtypes, for :mod:`cypool.envpool` (None: cypool.envpool does not serve it).
+
+    Hooks for a family whose pool is more than ``pool(num_envs, num_threads,
+    max_episode_steps, kwargs)`` over fixed spaces (MuJoCo's model, Atari's ROM). Each takes
+    the :class:`SpecFamily` ``fam`` serving the pool first (``fam.engine``, ``fam.kwargs``:
+    the pool's kwargs, ``fam.make_kwargs``: its make-scope ones, ``fam.state``: what
+    ``build`` left there).
+
+    build
+        ``build(fam, num_envs, num_threads, max_episode_steps, env_kwargs) -> Built``: makes
+        the engine (``env_kwargs``: each env's complete kwargs, or None when all are the
+        pool's; each env is then configured through ``configure``) and what follows from
+        it: spaces, info keys, render fps, family state.
+    configure
+        ``configure(fam, ids, kwargs)``: give envs ``ids`` (int64) the complete, checked
+        kwargs ``kwargs`` (default: the engine's ``configure(ids, kwargs)`` if it has one).
+    load_actions
+        ``load_actions(fam, actions, env_ids)``: check an action batch and copy it in
+        (default: the action space's checks).
+    seed
+        ``seed(fam, i, seed)``: install env i's random stream for an int seed or None
+        (default: ``PCG64(SeedSequence(seed))``).
+    extra_info
+        ``extra_info(fam, info, kinds, ids)``: add or narrow keys of an info dict.
+    action_dtype_of
+        ``action_dtype_of(fam, ids)``: the dtype of ``"action"`` info keys for envs ``ids``
+        (None: every env).
     """
 
     env_id: str
@@ -210,6 +245,12 @@ class FamilySpec:
     render_fps: int | None = None
     module: str | None = None
     envpool: EnvPoolNames | None = None
+    build: Callable | None = None
+    configure: Callable | None = None
+    load_actions: Callable | None = None
+    seed: Callable | None = None
+    extra_info: Callable | None = None
+    action_dtype_of: Callable | None = None
 
     def pool_class(self):
         if isinstance(self.pool, str):
@@ -225,6 +266,19 @@ class FamilySpec:
     @property
     def metadata(self) -> dict:
         return {"render_modes": list(self.render_modes), "render_fps": self.render_fps}
+
+
+@dataclass
+class Built:
+    """What a spec's ``build`` hook made: the engine, and what depends on it (None: the
+    spec's own ``observation_space``, ``action_space``, ``info``, ``render_fps``)."""
+
+    engine: Any
+    observation_space: gym.Space | None = None
+    action_space: gym.Space | None = None
+    info: tuple | None = None
+    render_fps: int | None = None
+    state: Any = None
 
 
 def check_pool_class(cls, where):
@@ -264,11 +318,14 @@ def check_spec(spec: FamilySpec) -> None:
         if not isinstance(key.width, int) or key.width < 1:
             raise ValueError(f"{where}: info key {key.name!r} needs a width >= 1")
         for d in (key.dtype, key.reset_dtype):
+            if isinstance(d, str) and d == "action" and spec.action_dtype_of is not None:
+                continue
             if d is not None and np.dtype(d).kind not in "biuf":   # TypeError: not a dtype
                 raise TypeError(f"{where}: info key {key.name!r} must have a bool, integer "
                                 f"or float dtype (the kernels write info as doubles), got {d!r}")
-    for label, hook in (("check_kwargs", spec.check_kwargs), ("spaces", spec.spaces),
-                        ("render", spec.render)):
+    for label in ("check_kwargs", "spaces", "render", "build", "configure", "load_actions",
+                  "seed", "extra_info", "action_dtype_of"):
+        hook = getattr(spec, label)
         if hook is not None and not callable(hook):
             raise TypeError(f"{where}: {label} must be callable or None")
     if spec.envpool is not None and not isinstance(spec.envpool, EnvPoolNames):
@@ -351,10 +408,11 @@ def obs_structure(space):
 # ---------------------------------------------------------------------------- kwargs
 def complete_kwargs(spec: FamilySpec, kwargs: dict) -> dict:
     """The complete, checked kwargs of one env: defaults updated with ``kwargs``, each value
-    checked against its kind, then the spec's ``check_kwargs`` (which may normalise)."""
+    checked against its kind, then the spec's ``check_kwargs`` (which may normalise).
+    Make-scope kwargs are accepted in ``kwargs`` and left out (:func:`make_kwargs`)."""
     check_known_kwargs(spec.env_id, kwargs, spec.kwargs)
     kw = {name: check_kwarg(spec.env_id, name, kwargs.get(name, k.default), k.default, k.kind)
-          for name, k in spec.kwargs.items()}
+          for name, k in spec.kwargs.items() if k.scope != "make"}
     if spec.check_kwargs is not None:
         out = spec.check_kwargs(kw)
         if isinstance(out, Mapping):           # normalised kwargs replace kw
@@ -364,6 +422,13 @@ def complete_kwargs(spec: FamilySpec, kwargs: dict) -> dict:
                                 f"{sorted(out)}; the env's kwargs are {sorted(kw)}")
             kw = out
     return kw
+
+
+def make_kwargs(spec: FamilySpec, kwargs: dict) -> dict:
+    """The make-scope kwargs of ``kwargs`` over their defaults (checked by kind; the build
+    hook checks their values)."""
+    return {name: check_kwarg(spec.env_id, name, kwargs.get(name, k.default), k.default, k.kind)
+            for name, k in spec.kwargs.items() if k.scope == "make"}
 
 
 def same_kwargs(a: dict, b: dict) -> bool:
@@ -380,50 +445,144 @@ def _eq(x, y):
         return x is y
 
 
+def check_ids(ids, n):
+    """``ids`` as a C-contiguous int64 array of env ids in [0, n): TypeError for a non-integer
+    or non-1-D array, ValueError for an id out of range."""
+    a = np.asarray(ids)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise TypeError(f"ids must be a 1-D array of env ids, got {a.dtype} {a.shape}")
+    bad = (a < 0) | (a >= n)
+    if bad.any():
+        raise ValueError(f"ids must be in [0, {n}), got {a[bad].tolist()}")
+    return np.ascontiguousarray(a, np.int64)
+
+
+def check_member_kwargs(member_kwargs, n):
+    """One dict per env (TypeError/ValueError)."""
+    if not isinstance(member_kwargs, (list, tuple)):
+        raise TypeError("member_kwargs must be a list of one dict per env, got "
+                        f"{type(member_kwargs).__name__}")
+    if len(member_kwargs) != n:
+        raise ValueError(f"member_kwargs must have one dict per env ({n}), got "
+                         f"{len(member_kwargs)}")
+    for i, extra in enumerate(member_kwargs):
+        if not isinstance(extra, dict):
+            raise TypeError(f"member_kwargs[{i}] must be a dict, got {type(extra).__name__}")
+
+
 # ---------------------------------------------------------------------------- the family
 class SpecFamily:
-    """The family (:class:`cypool.registry.Family`) of one spec."""
+    """The family (:class:`cypool.registry.Family`) of one spec: the only family class; the
+    spec's data and hooks say everything particular to its envs."""
 
     def __init__(self, spec: FamilySpec, env_id, num_envs, num_threads, max_episode_steps,
                  kwargs, member_kwargs=None):
         self.spec = spec
+        self.env_id = env_id
         self.kwargs = kw = complete_kwargs(spec, kwargs)
+        self.make_kwargs = make_kwargs(spec, kwargs)
+        if max_episode_steps is None:
+            max_episode_steps = spec.max_episode_steps
         per_env = None
         if member_kwargs is not None:
-            per_env = [complete_kwargs(spec, {**kwargs, **m}) for m in member_kwargs]
-            for i, m in enumerate(per_env):
-                self._check_pool_scope(m, f"env {i}'s")
-        if spec.spaces is not None:
-            obs_space, act_space = spec.spaces(dict(kw))
-            check_observation_space(obs_space, repr(spec.env_id))
-            check_action_space(act_space, repr(spec.env_id))
+            check_member_kwargs(member_kwargs, num_envs)
+            per_env = [kw if not m else self._complete({**kwargs, **m}, f"member_kwargs[{i}]: ")
+                       for i, m in enumerate(member_kwargs)]
+        self.state = None
+        self.metadata = spec.metadata
+        info = spec.info
+        if spec.build is not None:
+            built = spec.build(self, num_envs, num_threads, max_episode_steps or 0, per_env)
+            self.state = built.state
+            engine = built.engine
+            obs_space = built.observation_space or spec.observation_space
+            act_space = built.action_space or spec.action_space
+            if built.info is not None:
+                info = built.info
+            if built.render_fps is not None:
+                self.metadata = {**spec.metadata, "render_fps": built.render_fps}
         else:
-            obs_space, act_space = spec.observation_space, spec.action_space
+            if spec.spaces is not None:
+                obs_space, act_space = spec.spaces(dict(kw))
+                check_observation_space(obs_space, repr(spec.env_id))
+                check_action_space(act_space, repr(spec.env_id))
+            else:
+                obs_space, act_space = spec.observation_space, spec.action_space
         # each pool its own copies: seeding one pool's action_space leaves another's alone
         self.single_observation_space = copy.deepcopy(obs_space)
         self.single_action_space = copy.deepcopy(act_space)
         self.obs_structure = obs_structure(obs_space)
-        cls = spec.pool_class()
-        self.engine = engine = cls(num_envs, num_threads, max_episode_steps or 0, dict(kw))
-        self._check_pool(engine, num_envs)
-        self._configurable = callable(getattr(engine, "configure", None))
-        if self._configurable:
-            engine.configure(np.arange(num_envs, dtype=np.int64), dict(kw))
+        self.info_keys = info = tuple(info)
+        if spec.build is None:
+            cls = spec.pool_class()
+            engine = cls(num_envs, num_threads, max_episode_steps or 0, dict(kw))
+            self.engine = engine
+            self._check_pool(engine, num_envs)
+        self.engine = engine
+        # the spec's per-call hooks, bound to this family once (the step path calls them);
+        # through a weak proxy, so that the family is no cycle and its engine is freed as
+        # soon as the pool lets go of it
+        me = weakref.proxy(self)
+        for name in ("load_actions", "extra_info", "action_dtype_of"):
+            hook = getattr(spec, name)
+            if hook is not None:
+                setattr(self, name, functools.partial(hook, me))
+        if spec.seed is not None:
+            self.seed_env = functools.partial(spec.seed, me)
+        self._env_kw = None                      # set at the first env given its own kwargs
+        self._configure = spec.configure
+        if self._configure is None and callable(getattr(engine, "configure", None)):
+            self._configure = _engine_configure
+        if self._configure is not None and spec.build is None:
+            self._configure(self, np.arange(num_envs, dtype=np.int64), dict(kw))
         if per_env is not None:
+            # a spec's configure hook: once per distinct setting (a population's members
+            # share theirs); an engine's configure (the public env API): once per env
+            groups = []
             for i, m in enumerate(per_env):
-                if not same_kwargs(m, kw):
-                    self.configure_envs([i], m)
-        self.metadata = spec.metadata
+                if m is kw or same_kwargs(m, kw):
+                    continue
+                for g in groups if spec.configure is not None else ():
+                    if same_kwargs(g[0], m):
+                        g[1].append(i)
+                        break
+                else:
+                    groups.append((m, [i]))
+            for m, ids in groups:
+                self._apply(np.array(ids, np.int64), m)
         self.info_layout = []
         col = 0
-        for key in spec.info:
-            dtype = np.dtype(key.dtype) if key.reset_dtype is None else \
-                KindDtype(key.dtype, key.reset_dtype)
+        for key in info:
+            if key.column is not None:
+                col = key.column
+            if isinstance(key.dtype, str):
+                dtype = key.dtype                   # "action"
+            elif key.reset_dtype is None:
+                dtype = np.dtype(key.dtype)
+            else:
+                dtype = KindDtype(key.dtype, key.reset_dtype)
             self.info_layout.append((key.name, col, key.width, dtype, key.on_step,
                                      key.on_reset))
             col += key.width
-        self.action_dtype = act_space.dtype
         self.render_mode = None
+
+    def _complete(self, kwargs, where=""):
+        """complete_kwargs of one env's kwargs, refusing a pool-scope value other than the
+        pool's."""
+        if not isinstance(kwargs, dict):
+            raise TypeError(f"{where}kwargs must be a dict, got {type(kwargs).__name__}")
+        if "max_episode_steps" in kwargs and "max_episode_steps" not in self.spec.kwargs:
+            raise TypeError(f"{where}max_episode_steps is not a task kwarg of {self.env_id}; "
+                            "set it with set_max_episode_steps(ids, limit)")
+        kw = complete_kwargs(self.spec, kwargs)
+        self._check_pool_scope(kw, f"{where}the")
+        for name, k in self.spec.kwargs.items():
+            if k.scope == "make" and name in kwargs and not _eq(kwargs[name],
+                                                                self.make_kwargs[name]):
+                raise ValueError(f"{where}{self.env_id}: {name} is set when the pool is made "
+                                 f"(the same for every env); the value {kwargs[name]!r} "
+                                 f"differs from the pool's {self.make_kwargs[name]!r}")
+        return kw
 
     def _check_pool_scope(self, kw, whose):
         for name, k in self.spec.kwargs.items():
@@ -462,20 +621,50 @@ class SpecFamily:
                             f"{'integer' if kind == 'iu' else 'float'} array of shape {want}, "
                             f"got {got}")
 
+    @property
+    def action_dtype(self):
+        """The dtype of "action" info keys for the whole pool (the action space's, or the
+        action_dtype_of hook's for every env)."""
+        per_env = self.__dict__.get("action_dtype_of")
+        return per_env(None) if per_env is not None else self.single_action_space.dtype
+
     def merged_kwargs(self, kwargs):
         return complete_kwargs(self.spec, kwargs)
 
-    def configure_envs(self, ids, kwargs):
-        kw = self.merged_kwargs(kwargs)
-        self._check_pool_scope(kw, "the new")
-        if self._configurable:
-            self.engine.configure(np.asarray(ids, np.int64), dict(kw))
+    def _apply(self, ids, kw):
+        if self._configure is not None:
+            self._configure(self, ids, dict(kw))
         elif not same_kwargs(kw, self.kwargs):
             raise ValueError(f"{self.spec.env_id}: the envs of a pool share their kwargs "
                              f"(its pool has no configure(ids, kwargs))")
+        if self._env_kw is None:
+            self._env_kw = [self.kwargs] * self.engine.num_envs
+        for i in ids.tolist():
+            self._env_kw[i] = kw
+
+    def env_kwargs(self, i) -> dict:
+        """Env i's complete kwargs as this family applied them, plus its max_episode_steps
+        (None: no limit)."""
+        i = int(check_ids([i], self.engine.num_envs)[0])
+        kw = self.kwargs if self._env_kw is None else self._env_kw[i]
+        limit = int(self.engine.max_episode_steps_of()[i])
+        return {**kw, "max_episode_steps": limit or None}
+
+    def configure_envs(self, ids, kwargs):
+        """Give envs ``ids`` the complete kwargs ``kwargs`` (the pool's updated with theirs),
+        everything checked before any env changes."""
+        ids = check_ids(ids, self.engine.num_envs)
+        self._apply(ids, self._complete(kwargs))
 
     def set_max_episode_steps(self, ids, limit):
-        self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
+        """Truncation limit of envs ``ids`` from their next step: an int >= 1, or None for
+        the spec's registered limit (none: no limit)."""
+        ids = check_ids(ids, self.engine.num_envs)
+        if limit is None:
+            limit = self.spec.max_episode_steps or 0
+        else:
+            limit = check_limit(limit)
+        self.engine.set_max_episode_steps(ids, limit)
 
     def load_actions(self, actions, env_ids=None):
         """Discrete and MultiDiscrete: integers in range (floats refused, never rounded). Box:
@@ -518,3 +707,7 @@ class SpecFamily:
 
     def extra_info(self, info, kinds, ids):
         pass
+
+
+def _engine_configure(fam, ids, kwargs):
+    fam.engine.configure(ids, kwargs)

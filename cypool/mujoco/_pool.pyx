@@ -534,6 +534,11 @@ cdef class MjPool(Engine):
         Engine._forget_team(self)
         self.renderer = NULL
 
+    @property
+    def has_renderer(self):
+        """render_rgb made its GL context (the first render reads MUJOCO_GL)."""
+        return self.renderer != NULL
+
     def render_rgb(self, const int64_t[::1] ids, int backend=CP_GL_AUTO):
         """(len(ids), height, width, 3) uint8 frames of envs `ids`, rendered in this thread
         (GIL released) as gymnasium's MujocoRenderer renders rgb_array. The first call makes

@@ -1,6 +1,12 @@
-"""Builds a MuJoCo pool for one task: kwargs, model facts, spaces, info layout, actions."""
+"""The MuJoCo family as specs: TASKS, the table of ids and their task modules, and
+:func:`task_spec`, which builds each id's :class:`cypool.api.FamilySpec` from its task module
+(kwargs, limit, info keys) with the hooks every MuJoCo pool shares (the model and the engine,
+per-env parameter rows, float32/float64 actions, warnings, rendering) and its EnvPool names.
+A new built-in task is its ``tasks/<name>.pyx`` and a row in TASKS (and, for cypool.envpool,
+its EnvPool values in :mod:`cypool.mujoco.envpool_names`)."""
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import warnings
@@ -17,6 +23,7 @@ from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, check_count,
                               check_pool_memory, is_number)
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
+from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 
 mujoco = import_mujoco()        # MUJOCO_GL cannot break it (read at the first render)
 
@@ -188,14 +195,20 @@ def xml_path(xml_file):
 
 
 def merge_kwargs(env_id, mod, kwargs):
+    """The task kwargs of ``kwargs`` over the task's defaults, checked (the render kwargs,
+    make-scope, are accepted and left out)."""
     allowed = {**mod.DEFAULTS, **RENDER_DEFAULTS, "render_mode": None}
     check_known_kwargs(env_id, kwargs, allowed)
     if kwargs.get("render_mode") is not None:       # make_vec takes it; populations do not
         raise ValueError("render_mode: only cypool.make_vec pools render")
-    kwargs = {k: v for k, v in kwargs.items() if k not in RENDER_DEFAULTS
-              and k != "render_mode"}
     kw = dict(mod.DEFAULTS)
-    kw.update(kwargs)
+    kw.update({k: v for k, v in kwargs.items() if k in mod.DEFAULTS})
+    return check_task_kwargs(mod, kw)
+
+
+def check_task_kwargs(mod, kw):
+    """Check complete task kwargs (the spec's check_kwargs); frame_skip comes back an int."""
+    kw = dict(kw)
     for k, v in kw.items():
         if k.endswith("_range"):
             try:
@@ -265,156 +278,164 @@ def gl_backend_request():
                      f"EGL cannot make a context), got {value!r}")
 
 
-class MujocoFamily:
-    """Everything the façade needs for one MuJoCo pool."""
+# ---------------------------------------------------------------------------- the spec
+_SPECS: dict = {}       # (env id, task module) -> FamilySpec
 
-    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
+
+def task_spec(env_id):
+    """The FamilySpec of MuJoCo id ``env_id`` (built once per task module)."""
+    mod = task_module(env_id)
+    key = (env_id, mod.__name__)
+    spec = _SPECS.get(key)
+    if spec is None:
+        kwargs = {k: Kwarg(v, kind="any") for k, v in mod.DEFAULTS.items()}
+        kwargs.update({k: Kwarg(v, kind="any", scope="make") for k, v in
+                       {**RENDER_DEFAULTS, "render_mode": None}.items()})
+        spec = _SPECS[key] = FamilySpec(
+            env_id, MjPool, gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
+            gym.spaces.Box(-1, 1, (1,), np.float32), kwargs=kwargs,
+            max_episode_steps=mod.MAX_EPISODE_STEPS,
+            check_kwargs=functools.partial(check_task_kwargs, mod),
+            render=_render, render_modes=("rgb_array",), module=None,
+            build=_build, configure=_configure,
+            load_actions=_load_actions, extra_info=_extra_info,
+            action_dtype_of=_action_dtype_of)
+    return spec
+
+
+def MujocoFamily(env_id, num_envs, num_threads, max_episode_steps, kwargs,
                  member_kwargs=None):
-        mod = task_module(env_id)
-        kwargs = dict(kwargs)
-        render_kw = {k: kwargs.pop(k, v) for k, v in RENDER_DEFAULTS.items()}
-        kw = merge_kwargs(env_id, mod, kwargs)
-        path = xml_path(kw["xml_file"])
-        try:
-            model = mujoco.MjModel.from_xml_path(path)
-        except ValueError as exc:
-            if "allocate" in str(exc):
-                raise MemoryError(f"cypool: out of memory loading {path}: {exc}") from None
-            raise
-        self.env_id, self._mod, self._model, self._path = env_id, mod, model, path
-        warn_if_inexact_dot(env_id, getattr(mod, "DOT_KEYS", ()))
-        prm, obs_dim = mod.configure(model, kw)
-        self._obs_dim = obs_dim
-        # before anything per env: each env's mjData buffer (its arena comes on top), its
-        # observation and final observation, its parameter row and scratch
-        check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
-                          + 8 * (2 * obs_dim + len(prm) + model.nq + model.nv),
-                          f"{env_id} envs")
-        rows = [prm] * num_envs
-        if member_kwargs is not None:  # one kwargs dict per env (populations)
-            rows = [self._row({**kwargs, **extra}) for extra in member_kwargs]
-        params = np.stack(rows)
-        self.kwargs = kw
-        self.nu = model.nu
-        info_layout, col = [], 0
-        for key, width, dtype, on_step, on_reset in mod.INFO:
-            if isinstance(width, str):          # a model count, e.g. "ntendon"
-                width = int(getattr(model, width))
-            if isinstance(dtype, str) and dtype in kw:
-                # gymnasium's value is this kwarg times a bool, so it keeps the kwarg's type
-                # (int -> int64); a population's members may differ, so they get float64
-                dtype = np.float64 if member_kwargs is not None else np.dtype(type(kw[dtype]))
-            info_layout.append((key, col, width, dtype, on_step, on_reset))
-            col += width
-        self.info_layout = info_layout
-        w, h, cam, vis, max_geom = _render_setup(model, render_kw)
-        pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]
-        if not isinstance(pixels, (bool, np.bool_)):
-            raise TypeError(f"from_pixels must be a bool, got {pixels!r}")
-        if not isinstance(chw, (bool, np.bool_)):
-            raise TypeError(f"channels_first must be a bool, got {chw!r}")
-        if chw and not pixels:
-            raise ValueError("channels_first=True needs from_pixels=True (it lays out the "
-                             "pixel observations)")
-        backend = gl_backend_request() if pixels else None
-        self.engine = MjPool(path, num_envs, num_threads, max_episode_steps or 0,
-                             mod.task_capsule(), params, obs_dim, col,
-                             (h, w) if pixels else None, bool(chw))
-        self.engine.setup_render(w, h, cam, dict(kw.get("default_camera_config") or {}), vis,
-                                 max_geom)
-        if pixels:          # the caller's GL context now: a missing driver is a clear error
-            self.engine.open_pixel_renderer(backend)
-        self._rendered = False
-        self.render_kwargs = render_kw
-        bounds = model.actuator_ctrlrange.copy().astype(np.float32)
-        self.single_action_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
-        if pixels:      # AddRenderObservation(render_only=True)'s space, or channels-first
-            self.single_observation_space = gym.spaces.Box(
-                0, 255, (3, h, w) if chw else (h, w, 3), np.uint8)
-        else:
-            self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
-                                                           np.float64)
-        dt = model.opt.timestep * kw["frame_skip"]
-        self.metadata = {"render_modes": ["rgb_array"], "render_fps": int(np.round(1.0 / dt))}
+    """The family of one MuJoCo pool (a :class:`cypool.api.SpecFamily` of ``task_spec``)."""
+    return SpecFamily(task_spec(env_id), env_id, num_envs, num_threads, max_episode_steps,
+                      kwargs, member_kwargs)
 
-    def render(self, ids):
-        """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, gymnasium's.
-        As in gymnasium, MUJOCO_GL is read at the first render, which makes the GL context."""
-        ids = np.ascontiguousarray(ids, np.int64)
-        if self._rendered:
-            return self.engine.render_rgb(ids)
-        frames = self.engine.render_rgb(ids, gl_backend_request())
-        self._rendered = True
-        return frames
 
-    # ------------------------------------------------------------------ per-env settings
-    def merged_kwargs(self, kwargs):
-        """The complete, validated task kwargs: the task's defaults updated with `kwargs`
-        (the pool-wide render kwargs are not task kwargs and are left out)."""
-        return merge_kwargs(self.env_id, self._mod, kwargs)
+class _State:
+    """A MuJoCo pool's own facts: its task module, model, model path, observation size and
+    whether it has rendered (made its GL context)."""
 
-    def _row(self, kwargs):
-        kw = merge_kwargs(self.env_id, self._mod, kwargs)
-        if xml_path(kw["xml_file"]) != self._path:
-            raise ValueError("xml_file must be the same for every env of a pool")
-        row, obs_dim = self._mod.configure(self._model, kw)
-        if obs_dim != self._obs_dim:
-            raise ValueError("member kwargs must not change the observation size")
-        return row
+    __slots__ = ("mod", "model", "path", "obs_dim", "nu", "rendered")
 
-    def configure_envs(self, ids, kwargs):
-        """Give envs `ids` the task kwargs `kwargs` (complete: pool kwargs and overrides).
-        Everything is validated before any env changes; the kernels read an env's row at
-        every step and reset, so the values apply from its next step (reset noise: next
-        reset). Kwargs that change the model or the observation size are refused."""
-        row = self._row(kwargs)
-        self.engine.params[np.asarray(ids, np.int64)] = row    # in place: the C buffer
 
-    def set_max_episode_steps(self, ids, limit):
-        """Truncation limit of envs `ids` in steps (from their next step)."""
-        self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
+def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
+    env_id, kw, render_kw = fam.env_id, fam.kwargs, fam.make_kwargs
+    if render_kw["render_mode"] is not None:     # make_vec takes it; populations do not
+        raise ValueError("render_mode: only cypool.make_vec pools render")
+    st = _State()
+    st.mod = mod = task_module(env_id)
+    st.path = path = xml_path(kw["xml_file"])
+    try:
+        st.model = model = mujoco.MjModel.from_xml_path(path)
+    except ValueError as exc:
+        if "allocate" in str(exc):
+            raise MemoryError(f"cypool: out of memory loading {path}: {exc}") from None
+        raise
+    warn_if_inexact_dot(env_id, getattr(mod, "DOT_KEYS", ()))
+    prm, obs_dim = mod.configure(model, kw)
+    st.obs_dim, st.nu, st.rendered = obs_dim, model.nu, False
+    # before anything per env: each env's mjData buffer (its arena comes on top), its
+    # observation and final observation, its parameter row and scratch
+    check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
+                      + 8 * (2 * obs_dim + len(prm) + model.nq + model.nv),
+                      f"{env_id} envs")
+    params = np.stack([prm] * num_envs)       # envs of their own: fam configures them next
+    info, col = [], 0
+    for key, width, dtype, on_step, on_reset in mod.INFO:
+        if isinstance(width, str):          # a model count, e.g. "ntendon"
+            width = int(getattr(model, width))
+        if isinstance(dtype, str) and dtype in kw:
+            # gymnasium's value is this kwarg times a bool, so it keeps the kwarg's type
+            # (int -> int64); envs of their own may differ, so they get float64
+            dtype = np.float64 if env_kwargs is not None else np.dtype(type(kw[dtype]))
+        info.append(InfoKey(key, dtype, width, on_step, on_reset))
+        col += width
+    w, h, cam, vis, max_geom = _render_setup(model, render_kw)
+    pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]
+    if not isinstance(pixels, (bool, np.bool_)):
+        raise TypeError(f"from_pixels must be a bool, got {pixels!r}")
+    if not isinstance(chw, (bool, np.bool_)):
+        raise TypeError(f"channels_first must be a bool, got {chw!r}")
+    if chw and not pixels:
+        raise ValueError("channels_first=True needs from_pixels=True (it lays out the "
+                         "pixel observations)")
+    backend = gl_backend_request() if pixels else None
+    engine = MjPool(path, num_envs, num_threads, max_episode_steps, mod.task_capsule(),
+                    params, obs_dim, col, (h, w) if pixels else None, bool(chw))
+    engine.setup_render(w, h, cam, dict(kw.get("default_camera_config") or {}), vis,
+                        max_geom)
+    if pixels:          # the caller's GL context now: a missing driver is a clear error
+        engine.open_pixel_renderer(backend)
+    bounds = model.actuator_ctrlrange.copy().astype(np.float32)
+    act_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
+    if pixels:      # AddRenderObservation(render_only=True)'s space, or channels-first
+        obs_space = gym.spaces.Box(0, 255, (3, h, w) if chw else (h, w, 3), np.uint8)
+    else:
+        obs_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
+    dt = model.opt.timestep * kw["frame_skip"]
+    return Built(engine, obs_space, act_space, tuple(info), int(np.round(1.0 / dt)), st)
 
-    def load_actions(self, actions, env_ids=None):
-        """Validate an action batch (rows for env_ids, or for every env) and copy it into C."""
-        try:
-            a = np.asarray(actions)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"actions must be an array of shape (num_envs, {self.nu}): {exc}") \
-                from None
-        if a.dtype.byteorder not in "=|":      # big- or little-endian by request: convert
-            a = a.astype(a.dtype.newbyteorder("="))
-        n = self.engine.num_envs if env_ids is None else len(env_ids)
-        if a.shape != (n, self.nu):
-            raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
-        if a.dtype == np.float32:
-            f32 = True
-        elif a.dtype == np.float64 or a.dtype.kind in "iu":
-            f32 = False
-        else:
-            raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
-            bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
-            raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
-        self.engine.set_actions(a, env_ids, f32)
 
-    @property
-    def action_dtype(self):
-        """The pool-wide view of the per-env dtype (action_dtype_of every env); C keeps it."""
-        return self.action_dtype_of(None)
+def _render(engine, ids, mode, kwargs):
+    """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, gymnasium's.
+    As in gymnasium, MUJOCO_GL is read at the first render, which makes the GL context."""
+    ids = np.ascontiguousarray(ids, np.int64)
+    if engine.has_renderer:
+        return engine.render_rgb(ids)
+    return engine.render_rgb(ids, gl_backend_request())
 
-    def action_dtype_of(self, ids):
-        """The dtype numpy computes "action"-typed info in for envs `ids` (None: every env):
-        float32 when each of them was last given float32 actions, else float64. The dtype is
-        kept per env in C, since async envs of one pool may be sent different dtypes."""
-        f = self.engine.act_f32 if ids is None else self.engine.act_f32[ids]
-        return np.float32 if f.size and f.all() else np.float64
 
-    def extra_info(self, info, kinds, ids):
-        """MuJoCo warnings raised during the step, per env (only where there were some)."""
-        w = self.engine.warnings if ids is None else self.engine.warnings[ids]
-        if not w.any():          # the usual case
-            return
-        hit = (kinds == INFO_KINDS["step"]) & (w > 0)
-        if hit.any():
-            info["mujoco_warnings"] = np.where(hit, w, 0)
-            info["_mujoco_warnings"] = hit
+def _configure(fam, ids, kw):
+    """Envs ``ids`` get the parameter row of the complete task kwargs ``kw``: read by the
+    kernels at every step and reset, so the values apply from their next step (reset noise:
+    next reset). Kwargs that change the model or the observation size are refused."""
+    st = fam.state
+    if xml_path(kw["xml_file"]) != st.path:
+        raise ValueError("xml_file must be the same for every env of a pool")
+    row, obs_dim = st.mod.configure(st.model, kw)
+    if obs_dim != st.obs_dim:
+        raise ValueError("member kwargs must not change the observation size")
+    fam.engine.params[ids] = row    # in place: the C buffer
+
+
+def _load_actions(fam, actions, env_ids=None):
+    """Validate an action batch (rows for env_ids, or for every env) and copy it into C."""
+    nu = fam.state.nu
+    try:
+        a = np.asarray(actions)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"actions must be an array of shape (num_envs, {nu}): {exc}") \
+            from None
+    if a.dtype.byteorder not in "=|":      # big- or little-endian by request: convert
+        a = a.astype(a.dtype.newbyteorder("="))
+    n = fam.engine.num_envs if env_ids is None else len(env_ids)
+    if a.shape != (n, nu):
+        raise ValueError(f"actions must have shape ({n}, {nu}), got {a.shape}")
+    if a.dtype == np.float32:
+        f32 = True
+    elif a.dtype == np.float64 or a.dtype.kind in "iu":
+        f32 = False
+    else:
+        raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
+        raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
+    fam.engine.set_actions(a, env_ids, f32)
+
+
+def _action_dtype_of(fam, ids):
+    """The dtype numpy computes "action"-typed info in for envs `ids` (None: every env):
+    float32 when each of them was last given float32 actions, else float64. The dtype is
+    kept per env in C, since async envs of one pool may be sent different dtypes."""
+    f = fam.engine.act_f32 if ids is None else fam.engine.act_f32[ids]
+    return np.float32 if f.size and f.all() else np.float64
+
+
+def _extra_info(fam, info, kinds, ids):
+    """MuJoCo warnings raised during the step, per env (only where there were some)."""
+    w = fam.engine.warnings if ids is None else fam.engine.warnings[ids]
+    if not w.any():          # the usual case
+        return
+    hit = (kinds == INFO_KINDS["step"]) & (w > 0)
+    if hit.any():
+        info["mujoco_warnings"] = np.where(hit, w, 0)
+        info["_mujoco_warnings"] = hit

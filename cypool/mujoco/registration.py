@@ -1,5 +1,6 @@
-"""Registers the MuJoCo family (imported by cypool.entry). Light: the task table, the
-compiled pool and the mujoco package are imported only when a MuJoCo id is made or listed."""
+"""Registers the MuJoCo family (imported by cypool.entry): each id of family.TASKS is served
+by its FamilySpec (family.task_spec). Light: the task table, the compiled pool and the mujoco
+package are imported only when a MuJoCo id is made or listed."""
 from cypool.registry import register_family
 
 
@@ -8,14 +9,18 @@ def _ids():
     return list(TASKS)
 
 
-def _make(*args, **kwargs):
-    from cypool.mujoco.family import MujocoFamily
-    return MujocoFamily(*args, **kwargs)
+def _spec(env_id):
+    from cypool.mujoco.family import task_spec
+    return task_spec(env_id)
+
+
+def _make(env_id, *args, **kwargs):
+    from cypool.api import SpecFamily
+    return SpecFamily(_spec(env_id), env_id, *args, **kwargs)
 
 
 def _limit(env_id):
-    from cypool.mujoco.family import task_module
-    return task_module(env_id).MAX_EPISODE_STEPS
+    return _spec(env_id).max_episode_steps
 
 
 def _config():
@@ -45,4 +50,4 @@ def _register_again(env_id, module):
 
 
 register_family("mujoco", env_ids=_ids, make=_make, default_max_episode_steps=_limit,
-                config=_config, remote_setup=_remote_setup)
+                config=_config, remote_setup=_remote_setup, spec=_spec)
