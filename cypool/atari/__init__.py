@@ -2,5 +2,5 @@
 
 Importing this package is cheap: cypool.registration reads the ids from
 cypool.atari.games; the compiled pool (cypool.atari._pool, GPL-2.0 through ALE) and
-cypool.atari.family are imported only when an Atari env is made.
+cypool.atari.family (the specs) are imported only when an Atari env is made.
 """

@@ -1,4 +1,5 @@
-"""Builds an Atari pool for one game: EnvPool's options, spaces, info layout, seeding, actions.
+"""The Atari family as specs: one game's pool from EnvPool's options, spaces, info layout,
+seeding, actions.
 
 ``cypool.make_vec("<Game>-v5", num_envs, **options)`` takes EnvPool's Atari options with
 EnvPool's defaults:
@@ -36,12 +37,16 @@ are the default. With use_fire_reset=False, episodic_life=False and
 reward_clip=False the trajectories are bit-identical to gymnasium's AtariPreprocessing +
 FrameStackObservation over ale-py (see cypool/atari/_pool.pyx).
 
+Each id is served by its FamilySpec (:func:`game_spec`): the options above as its kwargs,
+the hooks every Atari pool shares (the ROM and the engine, per-env options, ale-py's
+seeding, actions, the info keys), its EnvPool names.
+
 Per-env options (populations): the options that change neither the observation nor the
 action set (PER_ENV_OPTIONS: frame_skip, noop_max, episodic_life, reward_clip,
 use_fire_reset, repeat_action_probability, mode, difficulty, zero_discount_on_life_loss) may
 differ between the envs of one pool: ``AtariFamily(..., member_kwargs=[{...}, ...])`` at
 construction, ``configure_envs(ids, kwargs)`` at run time, and ``set_max_episode_steps(ids,
-limit)`` for the time limit. frame_skip, reward_clip, episodic_life and the time limit
+limit)`` for the time limit (None: EnvPool's 27,000). frame_skip, reward_clip, episodic_life and the time limit
 apply from the env's next step; noop_max and use_fire_reset from its next reset;
 repeat_action_probability, mode and difficulty are ALE settings, applied by reloading the
 ROM at the env's next reset (a seeded reset then gives exactly the game of a pool built
@@ -57,10 +62,11 @@ import gymnasium as gym
 from cypool.atari import games
 from cypool.errors import check_known_kwargs
 from cypool._validate import (MAX_ATARI_FRAME_SKIP, MAX_ATARI_NOOP_MAX, MIN_ENV_BYTES,
-                              check_count, check_discrete_actions, check_limit, check_number,
+                              check_count, check_discrete_actions, check_number,
                               check_pool_memory, is_int)
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
+from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 
 # EnvPool's Atari config (envpool/atari/atari_env.h, plus mode/difficulty of envpool 1.2.5),
 # so that an EnvPool user switches by changing the import. ram_info is cypool's: EnvPool
@@ -96,6 +102,12 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     check_known_kwargs(env_id, kwargs, DEFAULTS)
     kw = dict(DEFAULTS)
     kw.update(kwargs)
+    return check_options(kw)
+
+
+def check_options(kw: dict) -> dict:
+    """The complete options ``kw`` checked and normalised (the spec's check_kwargs)."""
+    kw = dict(kw)
     for k in BOOL_OPTIONS:
         if not isinstance(kw[k], (bool, np.bool_)):
             raise TypeError(f"{k} must be a bool, got {kw[k]!r}")
@@ -133,11 +145,6 @@ def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     return kw
 
 
-def _check_limit(limit):
-    """A time limit in agent steps: an int >= 1, or None for EnvPool's default."""
-    return MAX_EPISODE_STEPS if limit is None else check_limit(limit)
-
-
 def _check_memory(env_id, num_envs, kw):
     """MemoryError before anything per env is built when the pool's frame stacks (and their
     final_ twins) and the two raw screens each env max-pools cannot fit in this process
@@ -148,173 +155,112 @@ def _check_memory(env_id, num_envs, kw):
                       f"{env_id} envs")
 
 
-class AtariFamily:
-    """Everything the façade needs for one Atari pool (see cypool/vector.py).
+# ---------------------------------------------------------------------------- the spec
+_SPECS: dict = {}
+
+
+def game_spec(env_id: str) -> FamilySpec:
+    """The FamilySpec of Atari id ``env_id`` (``<Game>-v5``), built once."""
+    spec = _SPECS.get(env_id)
+    if spec is None:
+        games.rom_of(env_id)                    # ValueError for an id that is no game
+        kwargs = {k: Kwarg(v, kind="any", scope="pool" if k in SHAPE_OPTIONS else "env")
+                  for k, v in DEFAULTS.items()}
+        spec = _SPECS[env_id] = FamilySpec(
+            env_id, AlePool, gym.spaces.Box(0, 255, (1,), np.uint8), gym.spaces.Discrete(1),
+            kwargs=kwargs, max_episode_steps=MAX_EPISODE_STEPS, check_kwargs=check_options,
+            # gymnasium's AtariEnv metadata (it offers "human" too, which cypool does not)
+            render=_render, render_modes=("rgb_array",), render_fps=30,
+            build=_build, configure=_configure, load_actions=_load_actions, seed=_seed,
+            extra_info=_extra_info)
+    return spec
+
+
+def AtariFamily(env_id, num_envs, num_threads, max_episode_steps, kwargs, member_kwargs=None):
+    """The family of one Atari pool (a :class:`cypool.api.SpecFamily` of ``game_spec``).
 
     member_kwargs: None, or one dict per env of option overrides on top of kwargs
     (PER_ENV_OPTIONS only, in effect; a SHAPE_OPTIONS value that differs from kwargs' is a
-    ValueError).
-    """
+    ValueError)."""
+    return SpecFamily(game_spec(env_id), env_id, num_envs, num_threads, max_episode_steps,
+                      kwargs, member_kwargs)
 
-    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
-                 member_kwargs=None):
-        rom = games.rom_of(env_id)
-        self.env_id = env_id
-        self.kwargs = kw = merge_kwargs(env_id, kwargs)
-        _check_memory(env_id, num_envs, kw)
-        path, rom_bytes = games.read_rom(rom)     # the pool loads these verified bytes
-        max_episode_steps = _check_limit(max_episode_steps)
-        self._env_kwargs = [kw] * num_envs     # each env's complete options (shared dicts)
-        if member_kwargs is not None:
-            if not isinstance(member_kwargs, (list, tuple)):
-                raise TypeError("member_kwargs must be a list of one dict per env, got "
-                                f"{type(member_kwargs).__name__}")
-            if len(member_kwargs) != num_envs:
-                raise ValueError(f"member_kwargs must have one dict per env ({num_envs}), "
-                                 f"got {len(member_kwargs)}")
-            for i, extra in enumerate(member_kwargs):
-                if not isinstance(extra, dict):
-                    raise TypeError(f"member_kwargs[{i}] must be a dict, got "
-                                    f"{type(extra).__name__}")
-                if extra:
-                    self._env_kwargs[i] = self._env_merged({**kwargs, **extra},
-                                                           f"member_kwargs[{i}]: ")
-        self.game = rom
-        raw_reward, game_over = INFO_NAMES[kw["info_keys"]]
-        layout = [("lives", INFO_COLUMNS["lives"], 1, np.int32, True, True),
-                  (raw_reward, INFO_COLUMNS["reward"], 1, np.float32, True, True),
-                  (game_over, INFO_COLUMNS["terminated"], 1, np.int32, True, True),
-                  ("elapsed_step", INFO_COLUMNS["elapsed_step"], 1, np.int32, True, True)]
-        if kw["info_keys"] != "envpool":    # EnvPool's info has no game score
-            # on step rows; extra_info narrows their masks to the rows where a game ended
-            layout += [("game_return", INFO_COLUMNS["game_return"], 1, np.float64, True, False),
-                       ("game_length", INFO_COLUMNS["game_length"], 1, np.int32, True, False)]
-        width = INFO_COLUMNS["ram"]
-        if kw["ram_info"]:
-            layout.append(("ram", INFO_COLUMNS["ram"], RAM_SIZE, np.uint8, True, True))
-            width += RAM_SIZE
-        self.info_layout = layout
-        h, w = kw["img_height"], kw["img_width"]
-        plan = make_plan(RAW_H, RAW_W, h, w, kw["use_inter_area_resize"])
-        self.engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width,
-                              rom_bytes)
-        if member_kwargs is not None:
-            # one set_env_options per distinct configuration (mode/difficulty checked there)
-            groups = {}
-            for i, kwi in enumerate(self._env_kwargs):
-                key = tuple(kwi[k] for k in ENV_OPTIONS)
-                groups.setdefault(key, []).append(i)
-            for key, ids in groups.items():
-                self.engine.set_env_options(np.array(ids, np.int64),
-                                            dict(zip(ENV_OPTIONS, key)))
-        self.num_actions = self.engine.n_actions
-        channels = 1 if kw["gray_scale"] else 3
-        # EnvPool's layout: frames oldest first; colour frames channel-first, so a stack of
-        # 4 RGB frames is (12, H, W).
-        self.single_observation_space = gym.spaces.Box(
-            0, 255, (kw["stack_num"] * channels, h, w), np.uint8)
-        self.single_action_space = gym.spaces.Discrete(self.num_actions)
-        # gymnasium's AtariEnv metadata (it offers "human" too, which cypool does not)
-        self.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}
-        self.action_dtype = np.int64
-        self._env_ids = np.arange(num_envs, dtype=np.int32)
 
-    # ------------------------------------------------------------------ per-env options
-    def merged_kwargs(self, kwargs: dict) -> dict:
-        """The complete, validated option dict for `kwargs` (DEFAULTS updated with kwargs,
-        as plain Python values; mode/difficulty None become -1). TypeError for an unknown
-        name or a wrong type, ValueError for an impossible value."""
-        return merge_kwargs(self.env_id, kwargs)
+def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
+    env_id, kw = fam.env_id, fam.kwargs
+    rom = games.rom_of(env_id)
+    _check_memory(env_id, num_envs, kw)
+    path, rom_bytes = games.read_rom(rom)     # the pool loads these verified bytes
+    raw_reward, game_over = INFO_NAMES[kw["info_keys"]]
+    info = [InfoKey("lives", np.int32, column=INFO_COLUMNS["lives"]),
+            InfoKey(raw_reward, np.float32, column=INFO_COLUMNS["reward"]),
+            InfoKey(game_over, np.int32, column=INFO_COLUMNS["terminated"]),
+            InfoKey("elapsed_step", np.int32, column=INFO_COLUMNS["elapsed_step"])]
+    if kw["info_keys"] != "envpool":    # EnvPool's info has no game score
+        # on step rows; extra_info narrows their masks to the rows where a game ended
+        info += [InfoKey("game_return", np.float64, on_reset=False,
+                         column=INFO_COLUMNS["game_return"]),
+                 InfoKey("game_length", np.int32, on_reset=False,
+                         column=INFO_COLUMNS["game_length"])]
+    width = INFO_COLUMNS["ram"]
+    if kw["ram_info"]:
+        info.append(InfoKey("ram", np.uint8, RAM_SIZE, column=INFO_COLUMNS["ram"]))
+        width += RAM_SIZE
+    h, w = kw["img_height"], kw["img_width"]
+    plan = make_plan(RAW_H, RAW_W, h, w, kw["use_inter_area_resize"])
+    engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width,
+                     rom_bytes)
+    channels = 1 if kw["gray_scale"] else 3
+    # EnvPool's layout: frames oldest first; colour frames channel-first, so a stack of
+    # 4 RGB frames is (12, H, W).
+    obs_space = gym.spaces.Box(0, 255, (kw["stack_num"] * channels, h, w), np.uint8)
+    return Built(engine, obs_space, gym.spaces.Discrete(engine.n_actions), tuple(info),
+                 state=np.arange(num_envs, dtype=np.int32))
 
-    def _env_merged(self, kwargs, where=""):
-        """merged_kwargs, refusing a SHAPE_OPTIONS value that differs from the pool's."""
-        if not isinstance(kwargs, dict):
-            raise TypeError(f"{where}kwargs must be a dict, got {type(kwargs).__name__}")
-        if "max_episode_steps" in kwargs:
-            raise TypeError(f"{where}max_episode_steps is not an option of the game; set it "
-                            "with set_max_episode_steps(ids, limit)")
-        kw = merge_kwargs(self.env_id, kwargs)
-        for k in SHAPE_OPTIONS:
-            if kw[k] != self.kwargs[k]:
-                raise ValueError(f"{where}{k}={kw[k]!r} differs from the pool's "
-                                 f"{self.kwargs[k]!r}; {k} shapes the observations or the "
-                                 "action set, so it is the same for every env of a pool "
-                                 f"(per-env options: {', '.join(PER_ENV_OPTIONS)})")
-        return kw
 
-    def _ids(self, ids):
-        a = np.asarray(ids)
-        if a.ndim != 1 or a.dtype.kind not in "iu":
-            raise TypeError(f"ids must be a 1-D array of env ids, got {a.dtype} {a.shape}")
-        n = self.engine.num_envs
-        bad = (a < 0) | (a >= n)
-        if bad.any():
-            raise ValueError(f"ids must be in [0, {n}), got {a[bad].tolist()}")
-        return np.ascontiguousarray(a, np.int64)
+def _configure(fam, ids, kw):
+    """Envs ``ids`` get the complete options ``kw``: frame_skip, reward_clip and
+    episodic_life apply from each env's next step; noop_max and use_fire_reset from its
+    next reset; a new repeat_action_probability, mode or difficulty reloads the ROM at its
+    next reset (reset with a seed to get exactly the game of a pool built with them; mode
+    and difficulty must be offered by the game). Episodes in progress are not restarted.
+    Call between batches, with none of these envs in flight."""
+    fam.engine.set_env_options(ids, {k: kw[k] for k in ENV_OPTIONS})
 
-    def configure_envs(self, ids, kwargs: dict):
-        """Give envs `ids` (int64 array) the options `kwargs`: the complete override dict of
-        those envs (the pool's kwargs updated with theirs), merged over DEFAULTS like
-        merged_kwargs. Everything is validated before any env changes (TypeError, ValueError;
-        a SHAPE_OPTIONS value other than the pool's is a ValueError naming it; mode and
-        difficulty must be offered by the game). Call between batches, with none of these
-        envs in flight.
 
-        frame_skip, reward_clip and episodic_life apply from each env's next step; noop_max
-        and use_fire_reset from its next reset; a new repeat_action_probability, mode or
-        difficulty reloads the ROM at its next reset (reset with a seed to get exactly the
-        game of a pool built with them). Episodes in progress are not restarted, and the
-        other envs are untouched. The time limit is set by set_max_episode_steps.
-        """
-        ids = self._ids(ids)
-        kw = self._env_merged(kwargs)
-        self.engine.set_env_options(ids, {k: kw[k] for k in ENV_OPTIONS})
-        for i in ids.tolist():
-            self._env_kwargs[i] = kw
+def _render(engine, ids, mode, kwargs):
+    """render_mode="rgb_array": the (len(ids), 210, 160, 3) uint8 screens of envs ids."""
+    return engine.render_rgb(np.ascontiguousarray(ids, np.int64))
 
-    def set_max_episode_steps(self, ids, limit):
-        """Atari's time limit of envs `ids` (int64 array): an int >= 1 agent steps counted
-        since the game was reset (EnvPool's elapsed_step), or None for EnvPool's default
-        27,000. Applies from each env's next step."""
-        ids = self._ids(ids)
-        self.engine.set_max_episode_steps(ids, _check_limit(limit))
 
-    def env_kwargs(self, i) -> dict:
-        """Env i's complete options, as merged_kwargs returns them, plus max_episode_steps."""
-        i = int(self._ids([i])[0])
-        return {**self._env_kwargs[i],
-                "max_episode_steps": self.engine.env_options(i)["max_episode_steps"]}
+def _seed(fam, i, seed):
+    """ale-py's AtariEnv.seed_game(seed), so that env i seeded with s follows gymnasium's
+    env reset with seed s: SeedSequence(s) -> (np_seed, ale_seed); the no-op generator is
+    PCG64(SeedSequence(np_seed)) (gymnasium's seeding.np_random), ALE's random_seed is
+    int32(ale_seed), applied by a ROM reload at env i's next reset. None: fresh entropy."""
+    np_seed, ale_seed = np.random.SeedSequence(seed).generate_state(2)
+    fam.engine.set_generator(i, np.random.PCG64(np.random.SeedSequence(int(np_seed))))
+    fam.engine.set_ale_seed(i, int(ale_seed.astype(np.int32)))
 
-    # ------------------------------------------------------------------ façade hooks
-    def render(self, ids):
-        """render_mode="rgb_array": the (len(ids), 210, 160, 3) uint8 screens of envs ids."""
-        return self.engine.render_rgb(np.ascontiguousarray(ids, np.int64))
 
-    def seed_env(self, i, seed):
-        """ale-py's AtariEnv.seed_game(seed), so that env i seeded with s follows gymnasium's
-        env reset with seed s: SeedSequence(s) -> (np_seed, ale_seed); the no-op generator is
-        PCG64(SeedSequence(np_seed)) (gymnasium's seeding.np_random), ALE's random_seed is
-        int32(ale_seed), applied by a ROM reload at env i's next reset. None: fresh entropy."""
-        np_seed, ale_seed = np.random.SeedSequence(seed).generate_state(2)
-        self.engine.set_generator(i, np.random.PCG64(np.random.SeedSequence(int(np_seed))))
-        self.engine.set_ale_seed(i, int(ale_seed.astype(np.int32)))
+def _load_actions(fam, actions, env_ids=None):
+    """Validate action indices (rows for env_ids, or for every env) and copy them into C."""
+    engine = fam.engine
+    n = engine.num_envs if env_ids is None else len(env_ids)
+    a = check_discrete_actions(actions, engine.n_actions, n, env_ids)
+    engine.set_actions(a, env_ids)
 
-    def load_actions(self, actions, env_ids=None):
-        """Validate action indices (rows for env_ids, or for every env) and copy them into C."""
-        n = self.engine.num_envs if env_ids is None else len(env_ids)
-        a = check_discrete_actions(actions, self.num_actions, n, env_ids)
-        self.engine.set_actions(a, env_ids)
 
-    def extra_info(self, info, kinds, ids):
-        """EnvPool's info["env_id"] (int32) on every row that has info; game_return and
-        game_length only on the rows where a game ended (the native loop writes a length of
-        at least 1 there, 0 elsewhere)."""
-        if "game_length" in info:
-            ended = info["_game_length"] & (info["game_length"] > 0)
-            info["_game_length"] = ended
-            info["_game_return"] = ended.copy()
-        mask = kinds != 0
-        if mask.any():
-            env_ids = self._env_ids if ids is None else np.asarray(ids, np.int32)
-            info["env_id"] = np.where(mask, env_ids, 0).astype(np.int32)
-            info["_env_id"] = mask
+def _extra_info(fam, info, kinds, ids):
+    """EnvPool's info["env_id"] (int32) on every row that has info; game_return and
+    game_length only on the rows where a game ended (the native loop writes a length of
+    at least 1 there, 0 elsewhere)."""
+    if "game_length" in info:
+        ended = info["_game_length"] & (info["game_length"] > 0)
+        info["_game_length"] = ended
+        info["_game_return"] = ended.copy()
+    mask = kinds != 0
+    if mask.any():
+        env_ids = fam.state if ids is None else np.asarray(ids, np.int32)
+        info["env_id"] = np.where(mask, env_ids, 0).astype(np.int32)
+        info["_env_id"] = mask

@@ -1,6 +1,6 @@
-"""Registers the Atari family (imported by cypool.entry). Light: the ids come from
-cypool.atari.games (a ROM list, no emulator); the compiled pool is imported only when an
-Atari env is made."""
+"""Registers the Atari family (imported by cypool.entry): each game id is served by its
+FamilySpec (family.game_spec). Light: the ids come from cypool.atari.games (a ROM list, no
+emulator); the compiled pool is imported only when an Atari env is made."""
 from cypool.registry import register_family
 
 
@@ -9,9 +9,14 @@ def _ids():
     return atari_ids()
 
 
-def _make(*args, **kwargs):
-    from cypool.atari.family import AtariFamily
-    return AtariFamily(*args, **kwargs)
+def _spec(env_id):
+    from cypool.atari.family import game_spec
+    return game_spec(env_id)
+
+
+def _make(env_id, *args, **kwargs):
+    from cypool.api import SpecFamily
+    return SpecFamily(_spec(env_id), env_id, *args, **kwargs)
 
 
 def _limit(env_id):
@@ -28,4 +33,4 @@ def _config():
 
 
 register_family("atari", env_ids=_ids, make=_make, default_max_episode_steps=_limit,
-                config=_config)
+                config=_config, spec=_spec)
