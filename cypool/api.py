@@ -53,14 +53,14 @@ import gymnasium as gym
 import numpy as np
 
 from cypool import registry
-from cypool._core.spec import (EnvPoolNames, FamilySpec, InfoKey, Kwarg, SpecFamily,
+from cypool._core.spec import (Built, EnvPoolNames, FamilySpec, InfoKey, Kwarg, SpecFamily,
                                check_pool_class, check_spec, complete_kwargs)
 from cypool._validate import check_int, is_int
 from cypool._core._engine import (state_bool, state_bytes, state_dict,  # noqa: F401
                                   state_float, state_int, state_seq)
 
 __all__ = ["API_VERSION", "register_env", "register_spec", "unregister_env", "FamilySpec",
-           "Kwarg", "InfoKey", "EnvPoolNames", "registered_spec", "envpool_ids", "extension_kwargs", "cython_directives", "get_include",
+           "Kwarg", "InfoKey", "EnvPoolNames", "Built", "registered_spec", "envpool_ids", "extension_kwargs", "cython_directives", "get_include",
            "state_int", "state_float", "state_bool", "state_bytes", "state_seq", "state_dict"]
 
 API_VERSION = 1

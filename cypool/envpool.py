@@ -15,9 +15,10 @@ plain info dicts with ``env_id``, ``players``, ``elapsed_step`` and, for Atari, 
 the unclipped ``reward``, ``terminated`` (the real game over) and ``ram``. CleanRL-style
 scripts may assign ``num_envs``, ``single_*_space`` and ``is_vector_env`` on the env.
 
-It serves EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` ids, and the ids of every
-family spec that names its EnvPool ids (``FamilySpec.envpool``, a
-:class:`cypool.api.EnvPoolNames`): classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
+It serves the ids of every family spec that names its EnvPool ids (``FamilySpec.envpool``,
+a :class:`cypool.api.EnvPoolNames`, read through :mod:`cypool.registry`; this module imports
+no family): EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` ids (``register_task``'s
+ids too), classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 ``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
 (``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
 options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
@@ -54,8 +55,7 @@ from gymnasium.vector import AutoresetMode
 
 import cypool
 from cypool._validate import check_int, check_pool_size
-from cypool.api import FamilySpec, envpool_ids, registered_spec
-from cypool.registry import family_for
+from cypool.registry import family_for, spec_of, specs
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
            "EnvSpec"]
@@ -66,49 +66,18 @@ ENVPOOL_API_VERSION = "1.2.5"
 # Options every EnvPool env has (envpool/python/env_spec.py's defaults), in its order.
 COMMON = dict(num_envs=1, batch_size=0, num_threads=0, max_num_players=1,
               thread_affinity_offset=-1, seed=42, env_seed=[], gym_reset_return_info=True)
-ATARI = dict(max_episode_steps=27000, stack_num=4, frame_skip=4, noop_max=30,
-             zero_discount_on_life_loss=False, episodic_life=False, reward_clip=False,
-             use_fire_reset=True, img_height=84, img_width=84, mode=-1, difficulty=-1,
-             full_action_space=False, repeat_action_probability=0.0,
-             use_inter_area_resize=True, gray_scale=True)
-# EnvPool's MuJoCo options with no gymnasium kwarg (version switches, constants gymnasium's
-# v5 task hard-codes): accepted at their v5 values only. From make_spec(<Task>-v5).config.
-_V5 = dict(frame_stack=1, post_constraint=True, gymnasium_v5_render_camera=True)
-MUJOCO_V5_ONLY = {
-    "Ant-v5": dict(_V5, use_contact_force=True, legacy_healthy_reward=False,
-                   exclude_worldbody_contact_forces=True),
-    "HalfCheetah-v5": dict(_V5),
-    "Hopper-v5": dict(_V5, legacy_healthy_reward=False, velocity_min=-10.0, velocity_max=10.0),
-    "Walker2d-v5": dict(_V5, legacy_healthy_reward=False, velocity_min=-10.0,
-                        velocity_max=10.0),
-    "Humanoid-v5": dict(_V5, legacy_healthy_reward=False, exclude_worldbody_observations=True,
-                        exclude_root_actuator_forces=True, use_contact_force=True),
-    "HumanoidStandup-v5": dict(_V5, exclude_worldbody_observations=True,
-                               exclude_root_actuator_forces=True, healthy_reward=1.0),
-    "InvertedPendulum-v5": dict(_V5, healthy_reward=1.0, reward_if_not_terminated=True,
-                                healthy_z_min=-0.2, healthy_z_max=0.2),
-    "InvertedDoublePendulum-v5": dict(_V5, reward_if_not_terminated=True, constraint_obs_dim=1,
-                                      healthy_z_max=1.0, observation_min=-10.0,
-                                      observation_max=10.0),
-    "Reacher-v5": dict(_V5, reward_after_step=True, obs_include_z_distance=False,
-                       reset_qpos_scale=0.1, reset_qvel_scale=0.005, reset_goal_scale=0.2),
-    "Swimmer-v5": dict(_V5),
-    "Pusher-v5": dict(_V5, reward_after_step=True, weighted_reward_info=True,
-                      reset_qvel_scale=0.005, cylinder_x_min=-0.3, cylinder_x_max=0.0,
-                      cylinder_y_min=-0.2, cylinder_y_max=0.2, cylinder_dist_min=0.17),
-}
-# EnvPool's names of gymnasium kwargs, per task: EnvPool name -> (gymnasium name, index into a
-# (low, high) pair or None).
-MUJOCO_RENAMES = {
-    "Reacher-v5": {"ctrl_cost_weight": ("reward_control_weight", None),
-                   "dist_cost_weight": ("reward_dist_weight", None)},
-    "Pusher-v5": {"ctrl_cost_weight": ("reward_control_weight", None),
-                  "dist_cost_weight": ("reward_dist_weight", None),
-                  "near_cost_weight": ("reward_near_weight", None)},
-    "HumanoidStandup-v5": {"forward_reward_weight": ("uph_cost_weight", None),
-                           "contact_cost_weight": ("impact_cost_weight", None),
-                           "contact_cost_max": ("impact_cost_range", 1)},
-}
+# EnvPool's make-only pixel options (from_pixels): frames of render_height x render_width from
+# render_camera_id, channels-first; they join the config when from_pixels is set
+PIXELS = dict(render_width=84, render_height=84, render_camera_id=-1)
+
+
+def __getattr__(name):
+    """``MUJOCO_V5_ONLY``: ``{EnvPool id: its version switches}`` of the MuJoCo specs, read from
+    their EnvPool names (kept for scripts that listed EnvPool's MuJoCo ids with it)."""
+    if name == "MUJOCO_V5_ONLY":
+        return {eid: dict(spec.envpool.variants) for eid, spec in _served().items()
+                if spec.envpool.family == "Mujoco"}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _BASE_PATH = __import__("os").path.dirname(cypool.__file__)   # EnvPool: its assets directory
@@ -125,11 +94,21 @@ _NOT_SERVED["phys2d/Pendulum-v0"] = _NOT_SERVED["Pendulum-v0"]
 _LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
 
 
+def _served() -> dict:
+    """``{EnvPool id: FamilySpec}`` of every spec that names its EnvPool ids, in list_envs
+    order."""
+    out = {}
+    for _, spec in specs():
+        if spec.envpool is not None:
+            for eid in spec.envpool.ids:
+                out.setdefault(eid, spec)
+    return out
+
+
 def list_all_envs() -> list[str]:
-    """Every id ``make`` serves: EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` names,
-    then the EnvPool ids of the family specs that name theirs (classic control, toy text)."""
-    ids = [i for i in cypool.list_envs() if family_for(i).name in ("atari", "mujoco")]
-    return ids + list(envpool_ids())
+    """Every id ``make`` serves: the EnvPool ids of the family specs that name theirs
+    (MuJoCo's and Atari's are cypool's ids; classic control's and toy text's EnvPool's own)."""
+    return list(_served())
 
 
 class EnvSpec:
@@ -152,33 +131,32 @@ class EnvSpec:
 
 
 def _family(task_id):
-    """"atari", "mujoco", or the FamilySpec whose EnvPool names hold ``task_id``; a
-    ValueError saying what to use for an id cypool.envpool does not serve."""
+    """The FamilySpec whose EnvPool names hold ``task_id``; a ValueError saying what to use
+    for an id cypool.envpool does not serve."""
     if not isinstance(task_id, str):
         raise TypeError(f"task_id must be a str, got {type(task_id).__name__}")
-    spec = envpool_ids().get(task_id)
+    served = _served()
+    spec = served.get(task_id)
     if spec is not None:
         return spec
     if task_id in _NOT_SERVED:
         raise ValueError(f"{task_id} is not served: {_NOT_SERVED[task_id]} ({_LISTED})")
     try:
-        entry = family_for(task_id)
+        family_for(task_id)
     except ValueError:
-        entry = None
-    if entry is not None and entry.name in ("atari", "mujoco"):
-        return entry.name
-    if entry is not None:          # a cypool id that is not an EnvPool one
-        own = registered_spec(task_id)
-        names = own.envpool.ids if own is not None and own.envpool is not None else ()
-        use = f"cypool.make_vec({task_id!r}, num_envs) for cypool's API"
-        if names:
-            raise ValueError(f"{task_id} is cypool's id, not EnvPool's: EnvPool (and "
-                             f"cypool.envpool) call this env {names[0]}; or use {use}")
-        raise ValueError(f"{task_id} has no EnvPool name (cypool.envpool serves EnvPool's "
-                         f"ids; {_LISTED}): use {use}")
-    close = difflib.get_close_matches(task_id, list_all_envs(), n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise ValueError(f"{task_id!r} is not an id cypool.envpool serves{hint} ({_LISTED})")
+        close = difflib.get_close_matches(task_id, list(served), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise ValueError(f"{task_id!r} is not an id cypool.envpool serves{hint} ({_LISTED})") \
+            from None
+    # a cypool id that is not an EnvPool one
+    own = spec_of(task_id)
+    names = own.envpool.ids if own is not None and own.envpool is not None else ()
+    use = f"cypool.make_vec({task_id!r}, num_envs) for cypool's API"
+    if names:
+        raise ValueError(f"{task_id} is cypool's id, not EnvPool's: EnvPool (and "
+                         f"cypool.envpool) call this env {names[0]}; or use {use}")
+    raise ValueError(f"{task_id} has no EnvPool name (cypool.envpool serves EnvPool's "
+                     f"ids; {_LISTED}): use {use}")
 
 
 def _same_option(value, default):
@@ -191,13 +169,23 @@ def _same_option(value, default):
         return False
 
 
-def _spec_task(task_id, spec, cfg):
+def _spec_task(task_id, spec, cfg, from_pixels):
     """cypool kwargs of ``spec`` for EnvPool's config ``cfg`` (its EnvPoolNames mapping)."""
     names = spec.envpool
+    for k, v in names.variants.items():
+        if not _same_option(cfg[k], v) and cfg[k] != v:
+            raise ValueError(f"{k}={cfg[k]!r} selects an EnvPool variant of {task_id} that "
+                             f"cypool does not run (it runs gymnasium's {spec.env_id}: "
+                             f"{k}={v!r})")
+    if names.convert is not None:
+        own = {k: cfg[k] for k in names.config}
+        pixels = {k: cfg[k] for k in PIXELS} if from_pixels else None
+        return names.convert(task_id, own, pixels)
     task = {}
-    for k, v in cfg.items():
-        if k in COMMON or k in ("base_path", "max_episode_steps", "reward_threshold"):
+    for k in names.config:
+        if k in ("max_episode_steps", "reward_threshold") or k in names.variants:
             continue
+        v = cfg[k]
         target = names.kwargs.get(k)
         if target is None:          # an EnvPool variant switch: its default only
             if not _same_option(v, names.config[k]):
@@ -211,50 +199,22 @@ def _spec_task(task_id, spec, cfg):
     return task
 
 
-def _mujoco_defaults(task_id):
-    from cypool.mujoco.family import task_module
-
-    mod = task_module(task_id)
-    renamed = {g for g, _ in MUJOCO_RENAMES.get(task_id, {}).values()}
-    out = {"max_episode_steps": mod.MAX_EPISODE_STEPS}
-    for k, v in mod.DEFAULTS.items():
-        if k == "default_camera_config" or k in renamed:
-            continue
-        if k.endswith("_range"):
-            out[k[:-len("_range")] + "_min"], out[k[:-len("_range")] + "_max"] = v
-        else:
-            out[k] = v
-    for name, (g, half) in MUJOCO_RENAMES.get(task_id, {}).items():
-        out[name] = mod.DEFAULTS[g] if half is None else mod.DEFAULTS[g][half]
-    out.update(MUJOCO_V5_ONLY.get(task_id, {}))     # a user's task (register_task): none
-    return out
-
-
-# EnvPool's make-only pixel options (MuJoCo): frames of render_height x render_width from
-# render_camera_id, channels-first; they join the config when from_pixels is set
-PIXELS = dict(render_width=84, render_height=84, render_camera_id=-1)
-
-
 def _config(task_id, kwargs):
     """EnvPool's config for these options (unknown ones: TypeError, bad values: ValueError),
     and cypool.make_vec's arguments for it (``make["env_id"]``: cypool's id)."""
-    family = _family(task_id)
-    spec = family if isinstance(family, FamilySpec) else None
+    spec = _family(task_id)
+    names = spec.envpool
     kwargs = dict(kwargs)
     from_pixels = kwargs.pop("from_pixels", False)
     if not isinstance(from_pixels, (bool, np.bool_)):
         raise TypeError(f"from_pixels must be a bool, got {from_pixels!r}")
-    if from_pixels and family != "mujoco":
+    if from_pixels and not names.pixels:
         raise ValueError("from_pixels=True is only supported for MuJoCo tasks.")
     if not from_pixels and any(k in kwargs for k in PIXELS):
         raise ValueError(f"{', '.join(k for k in PIXELS if k in kwargs)}: cypool.envpool "
                          "does not render; these options need from_pixels=True")
-    own = dict(ATARI) if family == "atari" else dict(spec.envpool.config) if spec else \
-        _mujoco_defaults(task_id)
-    cfg = {**COMMON, "base_path": _BASE_PATH, **own, **(PIXELS if from_pixels else {})}
-    if family == "mujoco":           # gymnasium's registered threshold (EnvPool has its own)
-        cfg["reward_threshold"] = gym.spec(task_id).reward_threshold \
-            if task_id in gym.registry else None          # a user's task: none
+    cfg = {**COMMON, "base_path": _BASE_PATH, **names.config,
+           **(PIXELS if from_pixels else {})}
     unknown = [k for k in kwargs if k not in cfg]
     if unknown:
         raise TypeError(f"Config.__new__() got an unexpected keyword argument '{unknown[0]}'")
@@ -278,63 +238,23 @@ def _config(task_id, kwargs):
         base = check_int("seed", cfg["seed"], -2**31, 2**31)
         seeds = [(base + i) % 2**31 for i in range(n)]     # EnvPool's int32 seeds
     limit = check_int("max_episode_steps", cfg["max_episode_steps"], 1)
-    make = dict(env_id=spec.env_id if spec else task_id, num_envs=n,
-                num_threads=threads or None, max_episode_steps=limit, batch_size=batch,
-                autoreset_mode="next_step")
-    task = {}
-    if spec is not None:
-        task = _spec_task(task_id, spec, cfg)
-    elif family == "atari":
-        for k in ATARI:
-            if k != "max_episode_steps":
-                task[k] = cfg[k]
-        for k in ("mode", "difficulty"):
-            task[k] = None if task[k] == -1 else task[k]
-        task.update(ram_info=True, info_keys="envpool")
-        from cypool.atari import games
-
-        cfg["task"] = games.rom_of(task_id)
-    else:
-        from cypool.mujoco.family import task_module
-
-        fixed = MUJOCO_V5_ONLY.get(task_id, {})
-        renames = MUJOCO_RENAMES.get(task_id, {})
-        for k, v5 in fixed.items():
-            if cfg[k] != v5:
-                raise ValueError(f"{k}={cfg[k]!r} selects an EnvPool MuJoCo variant that "
-                                 f"cypool does not run (it runs gymnasium's v5 task: {k}={v5!r})")
-        if from_pixels:     # EnvPool's pixel observations: (3, H, W) frames
-            task.update(from_pixels=True, channels_first=True, width=cfg["render_width"],
-                        height=cfg["render_height"], camera_id=cfg["render_camera_id"])
-        for k, v in cfg.items():
-            if k in COMMON or k in fixed or k in PIXELS or k in ("max_episode_steps",
-                                                                 "base_path",
-                                                                 "reward_threshold"):
-                continue
-            if k in renames:
-                g, half = renames[k]
-                if half is None:
-                    task[g] = v
-                else:
-                    pair = list(task_module(task_id).DEFAULTS[g])
-                    pair[half] = v
-                    task[g] = tuple(pair)
-            elif k.endswith("_min") or k.endswith("_max"):
-                base = k[:-4] + "_range"
-                task[base] = (cfg[k[:-4] + "_min"], cfg[k[:-4] + "_max"])
-            else:
-                task[k] = v
-    return family, cfg, make, task, seeds
+    make = dict(env_id=spec.env_id, num_envs=n, num_threads=threads or None,
+                max_episode_steps=limit, batch_size=batch, autoreset_mode="next_step")
+    task = _spec_task(task_id, spec, cfg, from_pixels)
+    cfg.update(names.fixed)
+    return spec, cfg, make, task, seeds
 
 
-def _spaces(pool, family):
+def _spaces(pool, spec):
+    """One env's spaces as EnvPool gives them."""
     obs = pool.single_observation_space
     act = pool.single_action_space
-    if isinstance(family, FamilySpec) and family.envpool.observation_space is not None:
-        obs = family.envpool.observation_space      # EnvPool's own (Blackjack's Box)
-    if family == "mujoco":       # EnvPool's MuJoCo actions are float64
-        act = gym.spaces.Box(act.low.astype(np.float64), act.high.astype(np.float64),
-                             dtype=np.float64)
+    names = spec.envpool
+    if names.observation_space is not None:
+        obs = names.observation_space      # EnvPool's own (Blackjack's Box)
+    if names.action_dtype is not None and isinstance(act, gym.spaces.Box):
+        act = gym.spaces.Box(act.low.astype(names.action_dtype),
+                             act.high.astype(names.action_dtype), dtype=names.action_dtype)
     return obs, act
 
 
@@ -349,7 +269,7 @@ def make_spec(task_id: str, **kwargs) -> EnvSpec:
     finally:
         pool.close()
     if pixels:          # the pixel pool's space, without making a GL context for it
-        obs = gym.spaces.Box(0, 255, (3, task["height"], task["width"]), np.uint8)
+        obs = gym.spaces.Box(0, 255, (3, cfg["render_height"], cfg["render_width"]), np.uint8)
     return EnvSpec(task_id, cfg, obs, act)
 
 
@@ -383,14 +303,14 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         self.pool = cypool.make_vec(**make, **task)
         self.task_id = task_id
         self._family = family
-        # a spec family's EnvPool names: its obs/reward dtypes and info keys
-        self._names = family.envpool if isinstance(family, FamilySpec) else None
+        # the spec's EnvPool names: its obs/reward dtypes and info keys
+        self._names = family.envpool
         self._info_cols = {}
-        if self._names is not None:
-            col = 0
-            for key in family.info:
-                self._info_cols[key.name] = (col, key.width)
-                col += key.width
+        col = 0
+        for key in family.info:
+            col = col if key.column is None else key.column
+            self._info_cols[key.name] = (col, key.width)
+            col += key.width
         self._config = cfg
         self._seeds = seeds
         self._started = False
@@ -422,10 +342,8 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         return self.num_envs
 
     def __repr__(self):
-        if self._names is not None:      # EnvPool's class name, e.g. TaxiGymnasiumEnvPool
-            kind = self.task_id.split("/")[-1].split("-v")[0]
-        else:
-            kind = "Atari" if self._family == "atari" else "Mujoco"
+        # EnvPool's class name, e.g. TaxiGymnasiumEnvPool, AtariGymnasiumEnvPool
+        kind = self._names.family or self.task_id.split("/")[-1].split("-v")[0]
         return (f"{kind}GymnasiumEnvPool(cypool, num_envs={self.num_envs}, "
                 f"batch_size={self.batch_size})")
 
@@ -450,7 +368,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def _info(self, info, ids):
         """EnvPool's info: plain arrays for the rows `ids`, no masks."""
         out = {"env_id": ids.astype(np.int32), "players": {"env_id": ids.astype(np.int32)}}
-        if self._names is not None:     # a spec family: EnvPool's keys only
+        if not self._names.info_all:    # EnvPool's keys only
             return self._spec_info(out, ids)
         for k, v in info.items():
             if k.startswith("_") or k in ("env_id", "final_obs", "final_info"):
@@ -482,8 +400,6 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def _obs(self, obs):
         """A spec family's observation batch as EnvPool gives it (its converter, dtype)."""
-        if self._names is None:
-            return obs
         if self._names.obs is not None:
             obs = self._names.obs(obs)
         if self._names.obs_dtype is not None:
@@ -493,7 +409,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def _step_result(self, out, ids):
         obs, rew, term, trunc, info = out
         trunc = np.asarray(trunc, np.bool_)
-        rdt = np.float32 if self._names is None else self._names.reward_dtype
+        rdt = self._names.reward_dtype
         return (self._obs(obs), np.asarray(rew, rdt), np.asarray(term, np.bool_) & ~trunc,
                 trunc, self._info(info, ids))
 

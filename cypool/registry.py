@@ -198,6 +198,14 @@ def spec_of(env_id: str):
     return None if entry.spec is None else entry.spec(env_id)
 
 
+def specs():
+    """``(env_id, FamilySpec)`` of every id served by a spec, in list_envs order."""
+    for entry in list(_FAMILIES.values()):
+        if entry.spec is not None:
+            for env_id in _ids(entry):
+                yield env_id, entry.spec(env_id)
+
+
 def families() -> list[FamilyEntry]:
     """The registered families, in registration order."""
     return list(_FAMILIES.values())

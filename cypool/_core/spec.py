@@ -124,6 +124,26 @@ class EnvPoolNames:
         (``env_id``, ``players``, ``elapsed_step``): source is one of the spec's info keys
         (read from the engine's float64 row, so gymnasium's first-reporter typing does not
         apply) or ``function(engine, ids) -> array`` of the rows ``ids``.
+    variants
+        ``{option: value}``: options of ``config`` that select an EnvPool variant cypool does
+        not run, accepted at that value only (checked before ``convert``).
+    convert
+        Optional ``convert(task_id, options, pixels) -> cypool kwargs`` for options read
+        together (``x_min``/``x_max`` into one ``x_range``): ``options`` are the id's own
+        (``config``'s names, the user's values), ``pixels`` None or EnvPool's
+        ``render_width``/``render_height``/``render_camera_id`` (``from_pixels=True``).
+        Replaces ``kwargs``.
+    fixed
+        Read-only options EnvPool reports after the user's (Atari's ``task``, its ROM).
+    pixels
+        EnvPool's ``from_pixels=True`` is served (``convert`` asks the pool for frames).
+    action_dtype
+        EnvPool's dtype of Box actions (None: the pool's).
+    info_all
+        EnvPool's info holds every info key of the pool (zeros where a call has none) instead
+        of ``info``'s.
+    family
+        EnvPool's class-name prefix (``<family>GymnasiumEnvPool``; None: from the id).
     """
 
     ids: tuple
@@ -134,6 +154,13 @@ class EnvPoolNames:
     observation_space: gym.Space | None = None
     obs: Callable | None = None
     info: Mapping = field(default_factory=dict)
+    variants: Mapping = field(default_factory=dict)
+    convert: Callable | None = None
+    fixed: Mapping = field(default_factory=dict)
+    pixels: bool = False
+    action_dtype: Any = None
+    info_all: bool = False
+    family: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.ids, (tuple, list)) or not all(
@@ -169,6 +196,18 @@ class EnvPoolNames:
         if self.obs_dtype is not None:
             _dtype(self.obs_dtype, "obs_dtype")
         _dtype(self.reward_dtype, "reward_dtype")
+        for label in ("variants", "fixed"):
+            if not isinstance(getattr(self, label), Mapping):
+                raise TypeError(f"EnvPoolNames: {label} must be a dict")
+        for name in self.variants:
+            if name not in self.config:
+                raise ValueError(f"EnvPoolNames: variants names {name!r}, which is not an "
+                                 f"option of config {sorted(self.config)}")
+        if self.convert is not None and not callable(self.convert):
+            raise TypeError(f"EnvPoolNames: convert must be callable or None, got "
+                            f"{self.convert!r}")
+        if self.action_dtype is not None:
+            _dtype(self.action_dtype, "action_dtype")
         if self.obs is not None and not callable(self.obs):
             raise TypeError(f"EnvPoolNames: obs must be callable or None, got {self.obs!r}")
         if self.observation_space is not None and not isinstance(self.observation_space,

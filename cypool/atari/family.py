@@ -66,7 +66,7 @@ from cypool._validate import (MAX_ATARI_FRAME_SKIP, MAX_ATARI_NOOP_MAX, MIN_ENV_
                               check_pool_memory, is_int)
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
-from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
+from cypool._core.spec import Built, EnvPoolNames, FamilySpec, InfoKey, Kwarg, SpecFamily
 
 # EnvPool's Atari config (envpool/atari/atari_env.h, plus mode/difficulty of envpool 1.2.5),
 # so that an EnvPool user switches by changing the import. ram_info is cypool's: EnvPool
@@ -157,6 +157,24 @@ def _check_memory(env_id, num_envs, kw):
 
 # ---------------------------------------------------------------------------- the spec
 _SPECS: dict = {}
+# EnvPool's own Atari options (envpool/atari/atari_env.h's config, in its order) for
+# cypool.envpool: the same names as cypool's kwargs, mode/difficulty -1 for the default
+ENVPOOL_CONFIG = dict(
+    max_episode_steps=MAX_EPISODE_STEPS, stack_num=4, frame_skip=4, noop_max=30,
+    zero_discount_on_life_loss=False, episodic_life=False, reward_clip=False,
+    use_fire_reset=True, img_height=84, img_width=84, mode=-1, difficulty=-1,
+    full_action_space=False, repeat_action_probability=0.0, use_inter_area_resize=True,
+    gray_scale=True)
+
+
+def _envpool_kwargs(task_id, cfg, pixels):
+    """cypool's kwargs for EnvPool's options: the same, with EnvPool's info (its key names,
+    the RAM)."""
+    task = {k: v for k, v in cfg.items() if k != "max_episode_steps"}
+    for k in ("mode", "difficulty"):
+        task[k] = None if task[k] == -1 else task[k]
+    task.update(ram_info=True, info_keys="envpool")
+    return task
 
 
 def game_spec(env_id: str) -> FamilySpec:
@@ -171,6 +189,9 @@ def game_spec(env_id: str) -> FamilySpec:
             kwargs=kwargs, max_episode_steps=MAX_EPISODE_STEPS, check_kwargs=check_options,
             # gymnasium's AtariEnv metadata (it offers "human" too, which cypool does not)
             render=_render, render_modes=("rgb_array",), render_fps=30,
+            envpool=EnvPoolNames(ids=(env_id,), config=ENVPOOL_CONFIG, convert=_envpool_kwargs,
+                                 fixed={"task": games.rom_of(env_id)}, info_all=True,
+                                 family="Atari"),
             build=_build, configure=_configure, load_actions=_load_actions, seed=_seed,
             extra_info=_extra_info)
     return spec

@@ -288,6 +288,8 @@ def task_spec(env_id):
     key = (env_id, mod.__name__)
     spec = _SPECS.get(key)
     if spec is None:
+        from cypool.mujoco.envpool_names import envpool_names
+
         kwargs = {k: Kwarg(v, kind="any") for k, v in mod.DEFAULTS.items()}
         kwargs.update({k: Kwarg(v, kind="any", scope="make") for k, v in
                        {**RENDER_DEFAULTS, "render_mode": None}.items()})
@@ -297,7 +299,7 @@ def task_spec(env_id):
             max_episode_steps=mod.MAX_EPISODE_STEPS,
             check_kwargs=functools.partial(check_task_kwargs, mod),
             render=_render, render_modes=("rgb_array",), module=None,
-            build=_build, configure=_configure,
+            envpool=envpool_names(env_id, mod), build=_build, configure=_configure,
             load_actions=_load_actions, extra_info=_extra_info,
             action_dtype_of=_action_dtype_of)
     return spec
