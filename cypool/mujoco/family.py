@@ -299,7 +299,8 @@ def task_spec(env_id):
             max_episode_steps=mod.MAX_EPISODE_STEPS,
             check_kwargs=functools.partial(check_task_kwargs, mod),
             render=_render, render_modes=("rgb_array",), module=None,
-            envpool=envpool_names(env_id, mod), build=_build, configure=_configure,
+            envpool=envpool_names(env_id, mod), build=functools.partial(_build, mod=mod),
+            configure=_configure,
             load_actions=_load_actions, extra_info=_extra_info,
             action_dtype_of=_action_dtype_of)
     return spec
@@ -319,12 +320,12 @@ class _State:
     __slots__ = ("mod", "model", "path", "obs_dim", "nu", "rendered")
 
 
-def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
+def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, mod):
     env_id, kw, render_kw = fam.env_id, fam.kwargs, fam.make_kwargs
     if render_kw["render_mode"] is not None:     # make_vec takes it; populations do not
         raise ValueError("render_mode: only cypool.make_vec pools render")
     st = _State()
-    st.mod = mod = task_module(env_id)
+    st.mod = mod
     st.path = path = xml_path(kw["xml_file"])
     try:
         st.model = model = mujoco.MjModel.from_xml_path(path)
