@@ -33,6 +33,18 @@ TASKS = {
     "Reacher-v5": "reacher",
     "Swimmer-v5": "swimmer",
     "Pusher-v5": "pusher",
+    # gymnasium's v4 classes: the v5 kernels with their v4 switch (tasks/*_v4.py). No
+    # Pusher-v4: gymnasium refuses it on mujoco >= 3 (its model behaves differently there)
+    "Ant-v4": "ant_v4",
+    "HalfCheetah-v4": "half_cheetah_v4",
+    "Hopper-v4": "hopper_v4",
+    "Walker2d-v4": "walker2d_v4",
+    "Humanoid-v4": "humanoid_v4",
+    "HumanoidStandup-v4": "humanoidstandup_v4",
+    "InvertedPendulum-v4": "inverted_pendulum_v4",
+    "InvertedDoublePendulum-v4": "inverted_double_pendulum_v4",
+    "Reacher-v4": "reacher_v4",
+    "Swimmer-v4": "swimmer_v4",
 }
 # gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics), plus
 # EnvPool's from_pixels and channels-first pixel observations (EnvPool's layout)
@@ -188,7 +200,10 @@ def xml_path(xml_file):
 
 
 def merge_kwargs(env_id, mod, kwargs):
-    allowed = {**mod.DEFAULTS, **RENDER_DEFAULTS, "render_mode": None}
+    # FIXED_KWARGS: values the kernels read that gymnasium's constructor hard-codes (v4 tasks)
+    fixed = getattr(mod, "FIXED_KWARGS", ())
+    allowed = {**{k: v for k, v in mod.DEFAULTS.items() if k not in fixed}, **RENDER_DEFAULTS,
+               "render_mode": None}
     check_known_kwargs(env_id, kwargs, allowed)
     if kwargs.get("render_mode") is not None:       # make_vec takes it; populations do not
         raise ValueError("render_mode: only cypool.make_vec pools render")
@@ -297,15 +312,21 @@ class MujocoFamily:
         self.kwargs = kw
         self.nu = model.nu
         info_layout, col = [], 0
-        for key, width, dtype, on_step, on_reset in mod.INFO:
+        for key, width, dtype, on_step, on_reset, *at in mod.INFO:
             if isinstance(width, str):          # a model count, e.g. "ntendon"
                 width = int(getattr(model, width))
+            if callable(dtype) and not isinstance(dtype, type):   # one that depends on the kwargs
+                dtype = dtype(kw)
             if isinstance(dtype, str) and dtype in kw:
                 # gymnasium's value is this kwarg times a bool, so it keeps the kwarg's type
                 # (int -> int64); a population's members may differ, so they get float64
                 dtype = np.float64 if member_kwargs is not None else np.dtype(type(kw[dtype]))
-            info_layout.append((key, col, width, dtype, on_step, on_reset))
-            col += width
+            # a 6th item: the column of an earlier key (gymnasium reports one value twice);
+            # key None: a column the kernel writes that this id does not report
+            first = at[0] if at else col
+            if key is not None:
+                info_layout.append((key, first, width, dtype, on_step, on_reset))
+            col = max(col, first + width)
         self.info_layout = info_layout
         w, h, cam, vis, max_geom = _render_setup(model, render_kw)
         pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]
