@@ -15,7 +15,11 @@ plain info dicts with ``env_id``, ``players``, ``elapsed_step`` and, for Atari, 
 the unclipped ``reward``, ``terminated`` (the real game over) and ``ram``. CleanRL-style
 scripts may assign ``num_envs``, ``single_*_space`` and ``is_vector_env`` on the env.
 
-It serves EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` ids, and the ids of every
+It serves EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` and ``<Task>-v4`` ids (v4:
+gymnasium's v4 classes, EnvPool's v4 option names and info keys; ``Ant-v3``, ``HalfCheetah-v3``,
+``Hopper-v3``, ``Walker2d-v3``, ``Swimmer-v3`` and the ``-v2`` pendulums, Reacher and
+HumanoidStandup are served by the v4 task their options describe; ``Humanoid-v3``,
+``Pusher-v2`` and ``Pusher-v4`` are refused with the id to use), and the ids of every
 family spec that names its EnvPool ids (``FamilySpec.envpool``, a
 :class:`cypool.api.EnvPoolNames`): classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 ``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
@@ -97,6 +101,63 @@ MUJOCO_V5_ONLY = {
                       reset_qvel_scale=0.005, cylinder_x_min=-0.3, cylinder_x_max=0.0,
                       cylinder_y_min=-0.2, cylinder_y_max=0.2, cylinder_dist_min=0.17),
 }
+# EnvPool's -v4 ids run gymnasium's v4 classes (cypool's <Task>-v4): EnvPool's options that
+# those classes have no kwarg for, accepted at EnvPool's v4 values only. post_constraint=False
+# is EnvPool's own v4 switch; the numbers are gymnasium's v4 (which calls
+# mj_rnePostConstraint). From make_spec(<Task>-v4).config.
+_V4 = dict(frame_stack=1, post_constraint=False, gymnasium_v5_render_camera=False)
+MUJOCO_V4_ONLY = {
+    "Ant-v4": dict(_V4, frame_skip=5, legacy_healthy_reward=True,
+                   exclude_worldbody_contact_forces=False, forward_reward_weight=1.0),
+    "HalfCheetah-v4": dict(_V4, frame_skip=5, xml_file="half_cheetah.xml"),
+    "Hopper-v4": dict(_V4, frame_skip=4, legacy_healthy_reward=True, xml_file="hopper.xml",
+                      velocity_min=-10.0, velocity_max=10.0),
+    "Walker2d-v4": dict(_V4, frame_skip=4, legacy_healthy_reward=True, xml_file="walker2d.xml",
+                        velocity_min=-10.0, velocity_max=10.0),
+    "Humanoid-v4": dict(_V4, frame_skip=5, legacy_healthy_reward=True,
+                        exclude_worldbody_observations=False,
+                        exclude_root_actuator_forces=False, use_contact_force=False,
+                        xml_file="humanoid.xml", contact_cost_weight=5e-07,
+                        contact_cost_max=10.0),
+    "HumanoidStandup-v4": dict(_V4, frame_skip=5, forward_reward_weight=1.0,
+                               exclude_current_positions_from_observation=True,
+                               exclude_worldbody_observations=False,
+                               exclude_root_actuator_forces=False,
+                               xml_file="humanoidstandup.xml", ctrl_cost_weight=0.1,
+                               contact_cost_weight=5e-07, contact_cost_max=10.0,
+                               healthy_reward=1.0, reset_noise_scale=0.01),
+    "InvertedPendulum-v4": dict(_V4, frame_skip=2, healthy_reward=1.0,
+                                reward_if_not_terminated=False,
+                                xml_file="inverted_pendulum.xml", healthy_z_min=-0.2,
+                                healthy_z_max=0.2, reset_noise_scale=0.01),
+    "InvertedDoublePendulum-v4": dict(_V4, frame_skip=5, healthy_reward=10.0,
+                                      reward_if_not_terminated=False, constraint_obs_dim=3,
+                                      xml_file="inverted_double_pendulum.xml",
+                                      healthy_z_max=1.0, observation_min=-10.0,
+                                      observation_max=10.0, reset_noise_scale=0.1),
+    "Reacher-v4": dict(_V4, frame_skip=2, ctrl_cost_weight=1.0, reward_after_step=False,
+                       obs_include_z_distance=True, dist_cost_weight=1.0,
+                       xml_file="reacher.xml", reset_qpos_scale=0.1, reset_qvel_scale=0.005,
+                       reset_goal_scale=0.2),
+    "Swimmer-v4": dict(_V4, frame_skip=4, xml_file="swimmer.xml"),
+}
+MUJOCO_FIXED = {**MUJOCO_V5_ONLY, **MUJOCO_V4_ONLY}
+# EnvPool's older MuJoCo ids whose config is a -v4 one (Ant-v3: with contact forces): served
+# by that gymnasium v4 task; EnvPool id -> (cypool id, EnvPool option defaults that differ)
+MUJOCO_ALIASES = {
+    "Ant-v3": ("Ant-v4", dict(use_contact_force=True)),
+    "HalfCheetah-v3": ("HalfCheetah-v4", {}),
+    "Hopper-v3": ("Hopper-v4", {}),
+    "Walker2d-v3": ("Walker2d-v4", {}),
+    "Swimmer-v3": ("Swimmer-v4", {}),
+    "HumanoidStandup-v2": ("HumanoidStandup-v4", {}),
+    "InvertedPendulum-v2": ("InvertedPendulum-v4", {}),
+    "InvertedDoublePendulum-v2": ("InvertedDoublePendulum-v4", {}),
+    "Reacher-v2": ("Reacher-v4", {}),
+}
+# EnvPool info keys with a constant value that gymnasium's class has no term for
+MUJOCO_INFO_CONSTANT = {"HumanoidStandup-v4": {"reward_alive": 1.0}}
+
 # EnvPool's names of gymnasium kwargs, per task: EnvPool name -> (gymnasium name, index into a
 # (low, high) pair or None).
 MUJOCO_RENAMES = {
@@ -105,6 +166,7 @@ MUJOCO_RENAMES = {
     "Pusher-v5": {"ctrl_cost_weight": ("reward_control_weight", None),
                   "dist_cost_weight": ("reward_dist_weight", None),
                   "near_cost_weight": ("reward_near_weight", None)},
+    "Ant-v4": {"use_contact_force": ("use_contact_forces", None)},
     "HumanoidStandup-v5": {"forward_reward_weight": ("uph_cost_weight", None),
                            "contact_cost_weight": ("impact_cost_weight", None),
                            "contact_cost_max": ("impact_cost_range", 1)},
@@ -122,6 +184,14 @@ _NOT_SERVED = {
     "NChain-v0": "EnvPool's NChain-v0 (gym 0.x's NChain) has no gymnasium or cypool env",
 }
 _NOT_SERVED["phys2d/Pendulum-v0"] = _NOT_SERVED["Pendulum-v0"]
+_PUSHER = ("EnvPool's Pusher-v2 and -v4 options are gymnasium's Pusher-v4, which runs only on "
+           "mujoco < 3 (gymnasium refuses it on mujoco >= 3, and so does cypool); use Pusher-v5")
+_NOT_SERVED.update({
+    "Pusher-v4": _PUSHER, "Pusher-v2": _PUSHER,
+    "Humanoid-v3": "EnvPool's Humanoid-v3 adds a contact cost (use_contact_force=True) that "
+                   "no gymnasium Humanoid with its observation has; use Humanoid-v4 (no "
+                   "contact cost) or Humanoid-v5",
+})
 _LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
 
 
@@ -129,7 +199,7 @@ def list_all_envs() -> list[str]:
     """Every id ``make`` serves: EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` names,
     then the EnvPool ids of the family specs that name theirs (classic control, toy text)."""
     ids = [i for i in cypool.list_envs() if family_for(i).name in ("atari", "mujoco")]
-    return ids + list(envpool_ids())
+    return ids + list(MUJOCO_ALIASES) + list(envpool_ids())
 
 
 class EnvSpec:
@@ -161,6 +231,8 @@ def _family(task_id):
         return spec
     if task_id in _NOT_SERVED:
         raise ValueError(f"{task_id} is not served: {_NOT_SERVED[task_id]} ({_LISTED})")
+    if task_id in MUJOCO_ALIASES:
+        return "mujoco"
     try:
         entry = family_for(task_id)
     except ValueError:
@@ -214,11 +286,13 @@ def _spec_task(task_id, spec, cfg):
 def _mujoco_defaults(task_id):
     from cypool.mujoco.family import task_module
 
+    task_id, changed = MUJOCO_ALIASES.get(task_id, (task_id, {}))
     mod = task_module(task_id)
     renamed = {g for g, _ in MUJOCO_RENAMES.get(task_id, {}).values()}
     out = {"max_episode_steps": mod.MAX_EPISODE_STEPS}
+    fixed = getattr(mod, "FIXED_KWARGS", ())     # constants of gymnasium's class
     for k, v in mod.DEFAULTS.items():
-        if k == "default_camera_config" or k in renamed:
+        if k == "default_camera_config" or k in renamed or k in fixed:
             continue
         if k.endswith("_range"):
             out[k[:-len("_range")] + "_min"], out[k[:-len("_range")] + "_max"] = v
@@ -226,7 +300,8 @@ def _mujoco_defaults(task_id):
             out[k] = v
     for name, (g, half) in MUJOCO_RENAMES.get(task_id, {}).items():
         out[name] = mod.DEFAULTS[g] if half is None else mod.DEFAULTS[g][half]
-    out.update(MUJOCO_V5_ONLY.get(task_id, {}))     # a user's task (register_task): none
+    out.update(MUJOCO_FIXED.get(task_id, {}))       # a user's task (register_task): none
+    out.update(changed)
     return out
 
 
@@ -278,7 +353,8 @@ def _config(task_id, kwargs):
         base = check_int("seed", cfg["seed"], -2**31, 2**31)
         seeds = [(base + i) % 2**31 for i in range(n)]     # EnvPool's int32 seeds
     limit = check_int("max_episode_steps", cfg["max_episode_steps"], 1)
-    make = dict(env_id=spec.env_id if spec else task_id, num_envs=n,
+    target = MUJOCO_ALIASES.get(task_id, (task_id,))[0]      # cypool's id (MuJoCo aliases)
+    make = dict(env_id=spec.env_id if spec else target, num_envs=n,
                 num_threads=threads or None, max_episode_steps=limit, batch_size=batch,
                 autoreset_mode="next_step")
     task = {}
@@ -297,12 +373,13 @@ def _config(task_id, kwargs):
     else:
         from cypool.mujoco.family import task_module
 
-        fixed = MUJOCO_V5_ONLY.get(task_id, {})
-        renames = MUJOCO_RENAMES.get(task_id, {})
+        fixed = MUJOCO_FIXED.get(target, {})
+        renames = MUJOCO_RENAMES.get(target, {})
         for k, v5 in fixed.items():
             if cfg[k] != v5:
                 raise ValueError(f"{k}={cfg[k]!r} selects an EnvPool MuJoCo variant that "
-                                 f"cypool does not run (it runs gymnasium's v5 task: {k}={v5!r})")
+                                 f"cypool does not run (it runs gymnasium's {target}: "
+                                 f"{k}={v5!r})")
         if from_pixels:     # EnvPool's pixel observations: (3, H, W) frames
             task.update(from_pixels=True, channels_first=True, width=cfg["render_width"],
                         height=cfg["render_height"], camera_id=cfg["render_camera_id"])
@@ -316,7 +393,7 @@ def _config(task_id, kwargs):
                 if half is None:
                     task[g] = v
                 else:
-                    pair = list(task_module(task_id).DEFAULTS[g])
+                    pair = list(task_module(target).DEFAULTS[g])
                     pair[half] = v
                     task[g] = tuple(pair)
             elif k.endswith("_min") or k.endswith("_max"):
@@ -456,10 +533,21 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             if k.startswith("_") or k in ("env_id", "final_obs", "final_info"):
                 continue
             out[k] = v
-        for key, _, width, dtype, _, _ in self.pool.pool.info_layout:
+        engine = self.pool.pool.engine
+        for key, col, width, dtype, on_step, on_reset in self.pool.pool.info_layout:
             if key not in out:      # EnvPool has every key on every call (zeros when unset)
                 dt = np.float64 if isinstance(dtype, str) else dtype
-                out[key] = np.zeros((len(ids),) if width == 1 else (len(ids), width), dt)
+                if not (on_step or on_reset):    # a column only EnvPool reports (v4 tasks):
+                    # the kernel's value after a step, 0 on a reset (elapsed_step 0)
+                    stepped = engine.elapsed()[ids] > 0
+                    vals = engine.info[ids, col] if width == 1 else \
+                        engine.info[ids, col:col + width]
+                    out[key] = np.where(stepped if width == 1 else stepped[:, None], vals,
+                                        0.0).astype(dt)
+                else:
+                    out[key] = np.zeros((len(ids),) if width == 1 else (len(ids), width), dt)
+        for key, value in MUJOCO_INFO_CONSTANT.get(self.pool.env_id, {}).items():
+            out[key] = np.full(len(ids), value)
         if "elapsed_step" not in out:       # MuJoCo: steps since the env's reset
             out["elapsed_step"] = self.pool.pool.engine.elapsed()[ids].astype(np.int32)
         return out

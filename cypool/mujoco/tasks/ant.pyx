@@ -101,7 +101,8 @@ INFO_V4 = [
     ("x_velocity", 1, np.float64, True, False, I_VX),
     ("y_velocity", 1, np.float64, True, False, I_VY),
     ("forward_reward", 1, np.float64, True, False, I_FWD),
-    (None, 1, np.float64, False, False, I_CONTACT),
+    # never in gymnasium's v4 info; cypool.envpool reports it (EnvPool's Ant-v4 key)
+    ("reward_contact", 1, np.float64, False, False, I_CONTACT),
 ]
 
 

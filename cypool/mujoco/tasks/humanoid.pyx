@@ -102,7 +102,8 @@ INFO_V4 = [
     ("x_velocity", 1, np.float64, True, False, I_VX),
     ("y_velocity", 1, np.float64, True, False, I_VY),
     ("forward_reward", 1, np.float64, True, False, I_FWD),
-    (None, 1, np.float64, False, False, I_CONTACT),
+    # never in gymnasium's v4 info; cypool.envpool reports it (EnvPool's Humanoid-v4 key)
+    ("reward_impact", 1, np.float64, False, False, I_CONTACT),
     (None, "ntendon", np.float64, False, False, I_TLEN),
     (None, "ntendon", np.float64, False, False),
 ]
