@@ -1,6 +1,6 @@
-"""HalfCheetah-v4 (gymnasium.envs.mujoco.half_cheetah_v4): HalfCheetah-v5's kernels as they
-are (the same maths); v4 names the forward reward reward_run, has no xml_file or frame_skip
-kwarg and reports nothing at reset."""
+"""HalfCheetah-v4 (gymnasium.envs.mujoco.half_cheetah_v4): HalfCheetah-v5's kernels as they are
+(the same maths); v4 names the forward reward reward_run, has no xml_file or frame_skip kwarg
+and reports nothing at reset."""
 import numpy as np
 
 from cypool.mujoco.tasks import half_cheetah as _v5

@@ -1,6 +1,7 @@
-"""Hopper-v4 (gymnasium.envs.mujoco.hopper_v4): Hopper-v5's kernels with their v4 switch (the healthy
-reward is paid whenever terminate_when_unhealthy holds); the model is hopper.xml, there is no
-xml_file or frame_skip kwarg, and only x_position and x_velocity are reported, at steps."""
+"""Hopper-v4 (gymnasium.envs.mujoco.hopper_v4): Hopper-v5's kernels with their v4 switch (the
+healthy reward is paid whenever terminate_when_unhealthy holds); the model is hopper.xml, there
+is no xml_file or frame_skip kwarg, and only x_position and x_velocity are reported, at
+steps."""
 import functools
 
 import numpy as np

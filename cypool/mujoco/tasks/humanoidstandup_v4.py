@@ -1,5 +1,6 @@
-"""HumanoidStandup-v4 (gymnasium.envs.mujoco.humanoidstandup_v4): HumanoidStandup-v5's kernels with their v4
-switch; gymnasium's v4 class has no task kwargs (v5's defaults are its constants)."""
+"""HumanoidStandup-v4 (gymnasium.envs.mujoco.humanoidstandup_v4): HumanoidStandup-v5's kernels
+with their v4 switch; gymnasium's v4 class has no task kwargs (v5's defaults are its
+constants)."""
 import functools
 
 from cypool.mujoco.tasks import humanoidstandup as _v5

@@ -1,5 +1,6 @@
-"""InvertedPendulum-v4 (gymnasium.envs.mujoco.inverted_pendulum_v4): InvertedPendulum-v5's kernels with their v4
-switch; gymnasium's v4 class has no task kwargs (v5's defaults are its constants)."""
+"""InvertedPendulum-v4 (gymnasium.envs.mujoco.inverted_pendulum_v4): InvertedPendulum-v5's
+kernels with their v4 switch; gymnasium's v4 class has no task kwargs (v5's defaults are its
+constants)."""
 import functools
 
 from cypool.mujoco.tasks import inverted_pendulum as _v5

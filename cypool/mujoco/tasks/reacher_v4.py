@@ -1,5 +1,5 @@
-"""Reacher-v4 (gymnasium.envs.mujoco.reacher_v4): Reacher-v5's kernels with their v4
-switch; gymnasium's v4 class has no task kwargs (v5's defaults are its constants)."""
+"""Reacher-v4 (gymnasium.envs.mujoco.reacher_v4): Reacher-v5's kernels with their v4 switch;
+gymnasium's v4 class has no task kwargs (v5's defaults are its constants)."""
 import functools
 
 from cypool.mujoco.tasks import reacher as _v5
