@@ -86,3 +86,33 @@ def test_pusher_v4_is_refused_as_gymnasium_refuses_it():
         gym.make("Pusher-v4")
     with pytest.raises(ValueError, match="Pusher-v5"):
         cypool.make_vec("Pusher-v4", 1)
+
+
+@pytest.mark.parametrize("task", V4)
+def test_v4_info_has_gymnasiums_keys_only(task):
+    # v4 columns gymnasium does not report (EnvPool's reward_contact, ...) stay out of info
+    ref = gym.make_vec(task, 2, vectorization_mode="sync")
+    env = cypool.make_vec(task, 2)
+    try:
+        assert set(env.reset(seed=1)[1]) == set(ref.reset(seed=1)[1])
+        a = np.zeros((2,) + ref.single_action_space.shape)
+        assert set(env.step(a)[4]) == set(ref.step(a)[4])
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_v4_through_gymnasium_and_populations():
+    env = gym.make("cypool/Hopper-v4")
+    ref = gym.make("Hopper-v4")
+    try:
+        assert np.array_equal(env.reset(seed=2)[0], ref.reset(seed=2)[0])
+        a = np.full(3, 0.3)
+        assert np.array_equal(env.step(a)[0], ref.step(a)[0])
+    finally:
+        env.close()
+        ref.close()
+    pop = cypool.make_population("Hopper-v4", 2, member_kwargs=[{}, {"healthy_reward": 2.0}])
+    pop.close()
+    with pytest.raises(TypeError, match="frame_skip"):
+        cypool.make_population("Hopper-v4", 2, member_kwargs=[{}, {"frame_skip": 2}])
