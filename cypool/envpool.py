@@ -17,8 +17,12 @@ scripts may assign ``num_envs``, ``single_*_space`` and ``is_vector_env`` on the
 
 It serves the ids of every family spec that names its EnvPool ids (``FamilySpec.envpool``,
 a :class:`cypool.api.EnvPoolNames`, read through :mod:`cypool.registry`; this module imports
-no family): EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` ids (``register_task``'s
-ids too), classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
+no family): EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` and ``<Task>-v4`` ids
+(``register_task``'s ids too; v4: gymnasium's v4 classes, EnvPool's v4 option names and info
+keys; ``Ant-v3``, ``HalfCheetah-v3``, ``Hopper-v3``, ``Walker2d-v3``, ``Swimmer-v3`` and the
+``-v2`` pendulums, Reacher and HumanoidStandup are served by the v4 task their options
+describe; ``Humanoid-v3``, ``Pusher-v2`` and ``Pusher-v4`` are refused with the id to use),
+classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 ``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
 (``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
 options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
@@ -72,11 +76,11 @@ PIXELS = dict(render_width=84, render_height=84, render_camera_id=-1)
 
 
 def __getattr__(name):
-    """``MUJOCO_V5_ONLY``: ``{EnvPool id: its version switches}`` of the MuJoCo specs, read from
+    """``MUJOCO_V5_ONLY``: ``{EnvPool id: its version switches}`` of the MuJoCo v5 specs, read from
     their EnvPool names (kept for scripts that listed EnvPool's MuJoCo ids with it)."""
     if name == "MUJOCO_V5_ONLY":
         return {eid: dict(spec.envpool.variants) for eid, spec in _served().items()
-                if spec.envpool.family == "Mujoco"}
+                if spec.envpool.family == "Mujoco" and eid.endswith("-v5")}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -91,6 +95,14 @@ _NOT_SERVED = {
     "NChain-v0": "EnvPool's NChain-v0 (gym 0.x's NChain) has no gymnasium or cypool env",
 }
 _NOT_SERVED["phys2d/Pendulum-v0"] = _NOT_SERVED["Pendulum-v0"]
+_PUSHER = ("EnvPool's Pusher-v2 and -v4 options are gymnasium's Pusher-v4, which runs only on "
+           "mujoco < 3 (gymnasium refuses it on mujoco >= 3, and so does cypool); use Pusher-v5")
+_NOT_SERVED.update({
+    "Pusher-v4": _PUSHER, "Pusher-v2": _PUSHER,
+    "Humanoid-v3": "EnvPool's Humanoid-v3 adds a contact cost (use_contact_force=True) that "
+                   "no gymnasium Humanoid with its observation has; use Humanoid-v4 (no "
+                   "contact cost) or Humanoid-v5",
+})
 _LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
 
 
@@ -100,7 +112,7 @@ def _served() -> dict:
     out = {}
     for _, spec in specs():
         if spec.envpool is not None:
-            for eid in spec.envpool.ids:
+            for eid in (*spec.envpool.ids, *spec.envpool.aliases):
                 out.setdefault(eid, spec)
     return out
 
@@ -213,7 +225,7 @@ def _config(task_id, kwargs):
     if not from_pixels and any(k in kwargs for k in PIXELS):
         raise ValueError(f"{', '.join(k for k in PIXELS if k in kwargs)}: cypool.envpool "
                          "does not render; these options need from_pixels=True")
-    cfg = {**COMMON, "base_path": _BASE_PATH, **names.config,
+    cfg = {**COMMON, "base_path": _BASE_PATH, **names.config, **names.aliases.get(task_id, {}),
            **(PIXELS if from_pixels else {})}
     unknown = [k for k in kwargs if k not in cfg]
     if unknown:
@@ -374,13 +386,20 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             if k.startswith("_") or k in ("env_id", "final_obs", "final_info"):
                 continue
             out[k] = v
-        for key, _, width, dtype, _, _ in self.pool.pool.info_layout:
+        engine = self.pool.pool.engine
+        for key, col, width, dtype, on_step, on_reset in self.pool.pool.info_layout:
             if key not in out:      # EnvPool has every key on every call (zeros when unset)
                 dt = np.float64 if isinstance(dtype, str) else dtype
-                out[key] = np.zeros((len(ids),) if width == 1 else (len(ids), width), dt)
-        if "elapsed_step" not in out:       # MuJoCo: steps since the env's reset
-            out["elapsed_step"] = self.pool.pool.engine.elapsed()[ids].astype(np.int32)
-        return out
+                if not (on_step or on_reset):    # a column only EnvPool reports (v4 tasks):
+                    # the kernel's value after a step, 0 on a reset (elapsed_step 0)
+                    stepped = engine.elapsed()[ids] > 0
+                    vals = engine.info[ids, col] if width == 1 else \
+                        engine.info[ids, col:col + width]
+                    out[key] = np.where(stepped if width == 1 else stepped[:, None], vals,
+                                        0.0).astype(dt)
+                else:
+                    out[key] = np.zeros((len(ids),) if width == 1 else (len(ids), width), dt)
+        return self._spec_info(out, ids)
 
     def _spec_info(self, out, ids):
         """The info keys of the spec's EnvPoolNames, read from the engine's rows ``ids`` (its
@@ -395,7 +414,8 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
                 vals = engine.info[ids, col] if width == 1 else \
                     engine.info[ids, col:col + width]
             out[key] = np.asarray(vals).astype(dtype)
-        out["elapsed_step"] = engine.elapsed()[ids].astype(np.int32)
+        if "elapsed_step" not in out:       # steps since the env's reset (Atari reports its own)
+            out["elapsed_step"] = engine.elapsed()[ids].astype(np.int32)
         return out
 
     def _obs(self, obs):

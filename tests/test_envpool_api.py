@@ -9,8 +9,12 @@ import numpy as np
 import pytest
 
 import cypool.envpool as cep
+from cypool.mujoco import envpool_names
 
 IDS = ["Pong-v5", "Breakout-v5", "Hopper-v5", "Ant-v5"]
+# EnvPool's MuJoCo -v4 ids (gymnasium's v4 classes) and its older ids served as one of them
+V4_IDS = sorted(envpool_names.V4_ONLY) + sorted(a for m in envpool_names.ALIASES.values()
+                                                  for a in m)
 # EnvPool's import pulls in matplotlib, whose C++ exceptions abort a process with libasan
 # preloaded (tools/sanitize.sh): under the ASan run, the comparisons with the real EnvPool are
 # left to the normal run and only cypool.envpool's own tests run.
@@ -32,7 +36,7 @@ def _zeros(env, n):
     return np.zeros((n,) + env.action_space.shape, env.action_space.dtype)
 
 
-@pytest.mark.parametrize("task", IDS)
+@pytest.mark.parametrize("task", IDS + V4_IDS)
 def test_the_same_api_as_envpool(task):
     kw = dict(num_envs=3)
     ours, theirs = cep.make_gymnasium(task, **kw), _envpool().make_gymnasium(task, **kw)
@@ -72,7 +76,8 @@ def test_the_same_api_as_envpool(task):
         ours.close(), theirs.close()
 
 
-@pytest.mark.parametrize("task", sorted(cep.MUJOCO_V5_ONLY) + ["Pong-v5", "Breakout-v5"])
+@pytest.mark.parametrize("task", sorted(cep.MUJOCO_V5_ONLY) + ["Pong-v5", "Breakout-v5"]
+                         + V4_IDS)
 def test_every_option_and_default_of_envpools_spec(task):
     mine = cep.make_spec(task).config._asdict()
     real = _envpool().make_spec(task).config._asdict()
@@ -111,6 +116,50 @@ def test_mujoco_numbers_are_gymnasiums_with_envpools_seeding():
         env.close()
         for r in refs:
             r.close()
+
+
+@pytest.mark.parametrize("task,ref_id,ref_kwargs", [
+    ("Ant-v4", "Ant-v4", {}), ("Ant-v3", "Ant-v4", dict(use_contact_forces=True)),
+    ("Humanoid-v4", "Humanoid-v4", {}), ("Reacher-v2", "Reacher-v4", {})])
+def test_v4_numbers_are_gymnasiums_v4(task, ref_id, ref_kwargs):
+    # EnvPool's -v4 ids (and -v3/-v2 ones that have a v4 config) run gymnasium's v4 class
+    n = 2
+    env = cep.make_gymnasium(task, num_envs=n, seed=4)
+    refs = [gym.make(ref_id, **ref_kwargs) for _ in range(n)]
+    try:
+        obs, info = env.reset()
+        for i, r in enumerate(refs):
+            assert np.array_equal(obs[i], r.reset(seed=4 + i)[0])
+        rng = np.random.default_rng(1)
+        low, high = env.action_space.low, env.action_space.high
+        for t in range(60):
+            a = rng.uniform(low, high, (n,) + env.action_space.shape)
+            obs, rew, term, trunc, info = env.step(a)
+            for i, r in enumerate(refs):
+                if info["elapsed_step"][i] == 0:         # EnvPool's next-step reset
+                    assert np.array_equal(obs[i], r.reset()[0])
+                    continue
+                o, rw, te, tr, inf = r.step(a[i])
+                assert np.array_equal(obs[i], o) and rew[i] == np.float32(rw)
+                assert term[i] == te
+                for k, v in inf.items():       # gymnasium's v4 keys, gymnasium's values
+                    assert info[k][i] == v, k
+    finally:
+        env.close()
+        for r in refs:
+            r.close()
+
+
+def test_v4_era_ids_without_an_exact_env_are_refused_with_the_id_to_use():
+    listed = cep.list_all_envs()
+    real = _envpool().list_all_envs()
+    for task, use in (("Pusher-v4", "Pusher-v5"), ("Pusher-v2", "Pusher-v5"),
+                      ("Humanoid-v3", "Humanoid-v4")):
+        assert task in real and task not in listed
+        with pytest.raises(ValueError, match=use):
+            cep.make_gymnasium(task)
+    for task in V4_IDS:
+        assert task in listed and task in real
 
 
 def test_seeds_and_async_batches():

@@ -144,6 +144,9 @@ class EnvPoolNames:
         of ``info``'s.
     family
         EnvPool's class-name prefix (``<family>GymnasiumEnvPool``; None: from the id).
+    aliases
+        ``{EnvPool id: {option: default}}``: EnvPool's older ids of this env whose config is
+        ``config`` with these defaults (MuJoCo's ``Ant-v3``: ``Ant-v4`` with contact forces).
     """
 
     ids: tuple
@@ -161,6 +164,7 @@ class EnvPoolNames:
     action_dtype: Any = None
     info_all: bool = False
     family: str | None = None
+    aliases: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.ids, (tuple, list)) or not all(
@@ -187,6 +191,13 @@ class EnvPoolNames:
             if not (isinstance(target, str) and target) and not callable(target):
                 raise TypeError(f"EnvPoolNames: kwargs[{name!r}] must be a cypool kwarg name "
                                 f"or a function(value) -> dict, got {target!r}")
+        for alias, over in self.aliases.items():
+            if not isinstance(alias, str) or not alias or alias in self.ids:
+                raise ValueError(f"EnvPoolNames: aliases key {alias!r} must be an EnvPool id "
+                                 f"(str) not in ids")
+            if not isinstance(over, Mapping) or not set(over) <= set(self.config):
+                raise ValueError(f"EnvPoolNames: aliases[{alias!r}] must set options of "
+                                 f"config {sorted(self.config)}, got {over!r}")
         for key, entry in self.info.items():
             if (not isinstance(entry, tuple) or len(entry) != 2
                     or not (isinstance(entry[0], str) or callable(entry[0]))):

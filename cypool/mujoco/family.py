@@ -40,6 +40,18 @@ TASKS = {
     "Reacher-v5": "reacher",
     "Swimmer-v5": "swimmer",
     "Pusher-v5": "pusher",
+    # gymnasium's v4 classes: the v5 kernels with their v4 switch (tasks/*_v4.py). No
+    # Pusher-v4: gymnasium refuses it on mujoco >= 3 (its model behaves differently there)
+    "Ant-v4": "ant_v4",
+    "HalfCheetah-v4": "half_cheetah_v4",
+    "Hopper-v4": "hopper_v4",
+    "Walker2d-v4": "walker2d_v4",
+    "Humanoid-v4": "humanoid_v4",
+    "HumanoidStandup-v4": "humanoidstandup_v4",
+    "InvertedPendulum-v4": "inverted_pendulum_v4",
+    "InvertedDoublePendulum-v4": "inverted_double_pendulum_v4",
+    "Reacher-v4": "reacher_v4",
+    "Swimmer-v4": "swimmer_v4",
 }
 # gymnasium's MujocoEnv render kwargs (pool-wide; they do not change the physics), plus
 # EnvPool's from_pixels and channels-first pixel observations (EnvPool's layout)
@@ -194,16 +206,16 @@ def xml_path(xml_file):
     return path
 
 
-def merge_kwargs(env_id, mod, kwargs):
-    """The task kwargs of ``kwargs`` over the task's defaults, checked (the render kwargs,
-    make-scope, are accepted and left out)."""
-    allowed = {**mod.DEFAULTS, **RENDER_DEFAULTS, "render_mode": None}
-    check_known_kwargs(env_id, kwargs, allowed)
-    if kwargs.get("render_mode") is not None:       # make_vec takes it; populations do not
-        raise ValueError("render_mode: only cypool.make_vec pools render")
-    kw = dict(mod.DEFAULTS)
-    kw.update({k: v for k, v in kwargs.items() if k in mod.DEFAULTS})
-    return check_task_kwargs(mod, kw)
+def user_defaults(mod):
+    """The task's kwargs a user may pass: its DEFAULTS less FIXED_KWARGS, the values its
+    kernels read that gymnasium's constructor hard-codes (v4 tasks)."""
+    fixed = getattr(mod, "FIXED_KWARGS", ())
+    return {k: v for k, v in mod.DEFAULTS.items() if k not in fixed}
+
+
+def task_kwargs(mod, kw):
+    """The complete kwargs the task's configure reads: ``kw`` plus its fixed values."""
+    return {**mod.DEFAULTS, **kw}
 
 
 def check_task_kwargs(mod, kw):
@@ -223,8 +235,9 @@ def check_task_kwargs(mod, kw):
                 raise ValueError(f"{k} must be a (low, high) pair without NaN ends (use -inf "
                                  f"or inf for an open end), got {v!r}")
     # one env's step runs frame_skip MuJoCo steps natively, where Ctrl-C cannot stop them
-    kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1, MAX_MUJOCO_FRAME_SKIP,
-                                   "MuJoCo steps per env step")
+    if "frame_skip" in kw:          # not a v4 task's (FIXED_KWARGS)
+        kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1,
+                                       MAX_MUJOCO_FRAME_SKIP, "MuJoCo steps per env step")
     for k, v in kw.items():
         if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float) and not is_number(v):
             raise TypeError(f"{k} must be a number, got {type(v).__name__}")
@@ -290,7 +303,7 @@ def task_spec(env_id):
     if spec is None:
         from cypool.mujoco.envpool_names import envpool_names
 
-        kwargs = {k: Kwarg(v, kind="any") for k, v in mod.DEFAULTS.items()}
+        kwargs = {k: Kwarg(v, kind="any") for k, v in user_defaults(mod).items()}
         kwargs.update({k: Kwarg(v, kind="any", scope="make") for k, v in
                        {**RENDER_DEFAULTS, "render_mode": None}.items()})
         spec = _SPECS[key] = FamilySpec(
@@ -321,7 +334,7 @@ class _State:
 
 
 def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, mod):
-    env_id, kw, render_kw = fam.env_id, fam.kwargs, fam.make_kwargs
+    env_id, kw, render_kw = fam.env_id, task_kwargs(mod, fam.kwargs), fam.make_kwargs
     if render_kw["render_mode"] is not None:     # make_vec takes it; populations do not
         raise ValueError("render_mode: only cypool.make_vec pools render")
     st = _State()
@@ -343,15 +356,21 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, mod):
                       f"{env_id} envs")
     params = np.stack([prm] * num_envs)       # envs of their own: fam configures them next
     info, col = [], 0
-    for key, width, dtype, on_step, on_reset in mod.INFO:
+    for key, width, dtype, on_step, on_reset, *at in mod.INFO:
         if isinstance(width, str):          # a model count, e.g. "ntendon"
             width = int(getattr(model, width))
+        if callable(dtype) and not isinstance(dtype, type):   # one that depends on the kwargs
+            dtype = dtype(kw)
         if isinstance(dtype, str) and dtype in kw:
             # gymnasium's value is this kwarg times a bool, so it keeps the kwarg's type
             # (int -> int64); envs of their own may differ, so they get float64
             dtype = np.float64 if env_kwargs is not None else np.dtype(type(kw[dtype]))
-        info.append(InfoKey(key, dtype, width, on_step, on_reset))
-        col += width
+        # a 6th item: the column of an earlier key (gymnasium reports one value twice);
+        # key None: a column the kernel writes that this id does not report
+        first = at[0] if at else col
+        if key is not None:
+            info.append(InfoKey(key, dtype, width, on_step, on_reset, column=first))
+        col = max(col, first + width)
     w, h, cam, vis, max_geom = _render_setup(model, render_kw)
     pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]
     if not isinstance(pixels, (bool, np.bool_)):
@@ -392,6 +411,7 @@ def _configure(fam, ids, kw):
     kernels at every step and reset, so the values apply from their next step (reset noise:
     next reset). Kwargs that change the model or the observation size are refused."""
     st = fam.state
+    kw = task_kwargs(st.mod, kw)
     if xml_path(kw["xml_file"]) != st.path:
         raise ValueError("xml_file must be the same for every env of a pool")
     row, obs_dim = st.mod.configure(st.model, kw)

@@ -21,7 +21,10 @@ CASES = [("Hopper-v5", dict(width=84, height=84)),
          ("Walker2d-v5", dict(width=64, height=48, camera_name="track")),
          ("Ant-v5", dict(width=72, height=56)),
          ("InvertedPendulum-v5", dict(width=48, height=48)),
-         ("Reacher-v5", dict(width=40, height=64, camera_id=-1))]
+         ("Reacher-v5", dict(width=40, height=64, camera_id=-1)),
+         # v4 ids: their own camera configs (InvertedDoublePendulum-v4's is not v5's None)
+         ("InvertedDoublePendulum-v4", dict(width=48, height=40)),
+         ("Ant-v4", dict(width=40, height=40))]
 
 
 def _trajectory(task, n, kw, seed, schedule, actions):

@@ -2,7 +2,7 @@
 
 A task declares its row as a list of (column, kwarg name, kind) entries, in the order the
 kwargs are read, and computes only what is special to it (model-derived values, obs_dim).
-The kwargs arrive validated by cypool.mujoco.family.merge_kwargs.
+The kwargs arrive validated by cypool.mujoco.family.check_task_kwargs.
 """
 import numpy as np
 

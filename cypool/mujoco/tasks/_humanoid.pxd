@@ -8,28 +8,32 @@ from cypool.mujoco.tasks._common cimport obs_append, obs_qpos_qvel, cfrc_sum_sq
 
 
 cdef inline void humanoid_obs(MjEnv* e, bint exclude, bint cinert, bint cvel, bint qfrc,
-                              bint cfrc) noexcept nogil:
+                              bint cfrc, bint v4) noexcept nogil:
     """qpos[2:] (or all of it), qvel, then cinert[1:], cvel[1:], qfrc_actuator[6:] and
-    cfrc_ext[1:] behind their include_* flags, none of them clipped."""
+    cfrc_ext[1:] behind their include_* flags, none of them clipped; v4 (gymnasium's v4
+    classes) keeps the world body and the root's actuator forces: cinert, cvel,
+    qfrc_actuator and cfrc_ext whole."""
     cdef const mjModel* m = e.m
     cdef mjData* d = e.d
     cdef Py_ssize_t j = obs_qpos_qvel(e, 2 if exclude else 0, INFINITY)
+    cdef Py_ssize_t b = 0 if v4 else 1
     if cinert:
-        j = obs_append(e, j, d.cinert, 10, m.nbody * 10)
+        j = obs_append(e, j, d.cinert, 10 * b, m.nbody * 10)
     if cvel:
-        j = obs_append(e, j, d.cvel, 6, m.nbody * 6)
+        j = obs_append(e, j, d.cvel, 6 * b, m.nbody * 6)
     if qfrc:
-        j = obs_append(e, j, d.qfrc_actuator, 6, m.nv)
+        j = obs_append(e, j, d.qfrc_actuator, 6 * b, m.nv)
     if cfrc:
-        obs_append(e, j, d.cfrc_ext, 6, m.nbody * 6)
+        obs_append(e, j, d.cfrc_ext, 6 * b, m.nbody * 6)
 
 
 cdef inline Py_ssize_t humanoid_obs_dim(Py_ssize_t nq, Py_ssize_t nv, Py_ssize_t nbody,
                                         bint exclude, bint cinert, bint cvel, bint qfrc,
-                                        bint cfrc) noexcept nogil:
+                                        bint cfrc, bint v4) noexcept nogil:
     """The number of values humanoid_obs writes, for configure."""
-    cdef Py_ssize_t nb = nbody - 1
-    return (nq + nv - 2 * exclude + nb * 10 * cinert + nb * 6 * cvel + max(nv - 6, 0) * qfrc
+    cdef Py_ssize_t nb = nbody if v4 else nbody - 1
+    cdef Py_ssize_t nqfrc = nv if v4 else max(nv - 6, 0)
+    return (nq + nv - 2 * exclude + nb * 10 * cinert + nb * 6 * cvel + nqfrc * qfrc
             + nb * 6 * cfrc)
 
 

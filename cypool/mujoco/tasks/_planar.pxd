@@ -1,5 +1,6 @@
 # Kernels Hopper-v5 and Walker2d-v5 share: the same observation, rewards, info and reset; the
-# health check differs only in Hopper's extra state-range test.
+# health check differs only in Hopper's extra state-range test. P_V4 (Hopper-v4, Walker2d-v4):
+# the healthy reward is paid whenever terminate_when_unhealthy holds, as gymnasium's v4 does.
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport MjEnv, sim_step, reset_noisy
 from cypool.mujoco._numeric cimport ctrl_cost
@@ -8,7 +9,7 @@ from cypool.mujoco.tasks._common cimport obs_qpos_qvel
 # Parameter layout (one row per env); Walker2d leaves P_STATE_LO/HI unused.
 cdef enum:
     P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_STATE_LO,
-    P_STATE_HI, P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE, NPARAM
+    P_STATE_HI, P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE, P_V4, NPARAM
 
 # Info columns.
 cdef enum:
@@ -64,7 +65,8 @@ cdef inline int planar_step(MjEnv* e, bint state_range) noexcept nogil:
     planar_obs(e)
     fwd = p[P_FORWARD_W] * vx
     is_healthy = planar_healthy(e, state_range)
-    healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
+    healthy = (1.0 if (is_healthy or (p[P_V4] != 0 and p[P_TERMINATE] != 0)) else 0.0) \
+        * p[P_HEALTHY_REWARD]
     ctrl = ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
     e.rew[0] = (fwd + healthy) - ctrl
     e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0

@@ -3,7 +3,7 @@
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask
 from cypool.mujoco.tasks._planar cimport (planar_reset, planar_step, NPARAM, P_FRAME_SKIP,
     P_DT, P_FORWARD_W, P_CTRL_W, P_HEALTHY_REWARD, P_TERMINATE, P_STATE_LO, P_STATE_HI,
-    P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE)
+    P_Z_LO, P_Z_HI, P_ANGLE_LO, P_ANGLE_HI, P_NOISE, P_EXCLUDE, P_V4)
 
 import numpy as np
 
@@ -48,10 +48,11 @@ PARAMS = [
 ]
 
 
-def configure(model, kw):
+def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, z and the torso angle")])
     p = param_row(model, kw, NPARAM, PARAMS)
+    p[P_V4] = v4
     return p, model.nq + model.nv - int(p[P_EXCLUDE])
 
 

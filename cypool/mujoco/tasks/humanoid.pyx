@@ -1,7 +1,8 @@
-"""Humanoid-v5 (gymnasium.envs.mujoco.humanoid_v5): kernels and configuration."""
+"""Humanoid-v5 (gymnasium.envs.mujoco.humanoid_v5) and, behind P_V4, Humanoid-v4 (humanoid_v4):
+kernels and configuration."""
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
-from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy, np_norm
 from cypool.mujoco.tasks._common cimport xy_info
 from cypool.mujoco.tasks._humanoid cimport (humanoid_obs, humanoid_obs_dim, tendon_info,
     humanoid_ctrl_cost, humanoid_contact_cost)
@@ -14,7 +15,7 @@ from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, PAIR, 
 cdef enum:
     P_FRAME_SKIP, P_DT, P_FORWARD_W, P_CTRL_W, P_CONTACT_W, P_CC_LO, P_CC_HI, P_HEALTHY_REWARD,
     P_TERMINATE, P_Z_LO, P_Z_HI, P_NOISE, P_EXCLUDE, P_CINERT, P_CVEL, P_QFRC, P_CFRC,
-    P_MASS_SUM, NPARAM
+    P_MASS_SUM, P_V4, NPARAM
 
 # Info columns; tendon_length and tendon_velocity take ntendon columns each, at the end.
 cdef enum:
@@ -72,20 +73,46 @@ PARAMS = [
 ]
 
 
-def configure(model, kw):
+def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, y and the torso height")])
     p = param_row(model, kw, NPARAM, PARAMS)
     # mass_center's denominator, evaluated by numpy exactly as gymnasium does
     p[P_MASS_SUM] = model.body_mass.sum()
+    p[P_V4] = v4
     return p, humanoid_obs_dim(model.nq, model.nv, model.nbody, p[P_EXCLUDE] != 0,
-                               p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0, p[P_CFRC] != 0)
+                               p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0, p[P_CFRC] != 0,
+                               v4)
+
+
+# Humanoid-v4 (tasks/humanoid_v4.py): whole cinert, cvel, qfrc_actuator and cfrc_ext in the
+# observation, no contact cost, the healthy reward paid whenever terminate_when_unhealthy
+# holds, positions from the mass centre, v4's info names; no xml_file or frame_skip kwarg
+DEFAULTS_V4 = dict(DEFAULTS, contact_cost_weight=0.0)
+FIXED_V4 = tuple(k for k in DEFAULTS if k not in (
+    "forward_reward_weight", "ctrl_cost_weight", "healthy_reward", "terminate_when_unhealthy",
+    "healthy_z_range", "reset_noise_scale", "exclude_current_positions_from_observation"))
+INFO_V4 = [
+    ("reward_linvel", 1, np.float64, True, False, I_FWD),
+    ("reward_quadctrl", 1, np.float64, True, False, I_CTRL),
+    ("reward_alive", 1, np.float64, True, False, I_SURVIVE),   # float(...) * healthy_reward
+    ("x_position", 1, np.float64, True, False, I_X),
+    ("y_position", 1, np.float64, True, False, I_Y),
+    ("distance_from_origin", 1, np.float64, True, False, I_DIST),
+    ("x_velocity", 1, np.float64, True, False, I_VX),
+    ("y_velocity", 1, np.float64, True, False, I_VY),
+    ("forward_reward", 1, np.float64, True, False, I_FWD),
+    # never in gymnasium's v4 info; cypool.envpool reports it (EnvPool's Humanoid-v4 key)
+    ("reward_impact", 1, np.float64, False, False, I_CONTACT),
+    (None, "ntendon", np.float64, False, False, I_TLEN),
+    (None, "ntendon", np.float64, False, False),
+]
 
 
 cdef inline void _obs(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
     humanoid_obs(e, p[P_EXCLUDE] != 0, p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0,
-                 p[P_CFRC] != 0)
+                 p[P_CFRC] != 0, p[P_V4] != 0)
 
 
 cdef void _mass_center(MjEnv* e, double* xy) noexcept nogil:
@@ -132,8 +159,10 @@ cdef int _step(MjEnv* e) noexcept nogil:
     fwd = p[P_FORWARD_W] * vx
     z = d.qpos[2]
     is_healthy = p[P_Z_LO] < z and z < p[P_Z_HI]
-    healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
     ctrl = humanoid_ctrl_cost(e, p[P_CTRL_W])
+    if p[P_V4] != 0:
+        return _step_v4(e, is_healthy, fwd, ctrl, vx, vy, after)
+    healthy = (1.0 if is_healthy else 0.0) * p[P_HEALTHY_REWARD]
     contact = humanoid_contact_cost(e, p[P_CONTACT_W], p[P_CC_LO], p[P_CC_HI])
     e.rew[0] = (fwd + healthy) - (ctrl + contact)
     e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
@@ -144,6 +173,27 @@ cdef int _step(MjEnv* e) noexcept nogil:
     e.info[I_FWD] = fwd
     e.info[I_CTRL] = -ctrl
     e.info[I_CONTACT] = -contact
+    return 0
+
+
+cdef int _step_v4(MjEnv* e, bint is_healthy, double fwd, double ctrl, double vx, double vy,
+                  double* after) noexcept nogil:
+    """Humanoid-v4's reward (no contact cost; the healthy reward paid whenever
+    terminate_when_unhealthy holds) and info (positions: the mass centre's)."""
+    cdef const double* p = e.prm
+    cdef double healthy
+    healthy = (1.0 if (is_healthy or p[P_TERMINATE] != 0) else 0.0) * p[P_HEALTHY_REWARD]
+    e.rew[0] = (fwd + healthy) - ctrl
+    e.term[0] = (not is_healthy) and p[P_TERMINATE] != 0
+    e.info[I_X] = after[0]
+    e.info[I_Y] = after[1]
+    e.info[I_DIST] = np_norm(e, after, 2)
+    e.info[I_VX] = vx
+    e.info[I_VY] = vy
+    e.info[I_SURVIVE] = healthy
+    e.info[I_FWD] = fwd
+    e.info[I_CTRL] = -ctrl
+    e.info[I_CONTACT] = 0.0
     return 0
 
 

@@ -1,4 +1,5 @@
-"""HumanoidStandup-v5 (gymnasium.envs.mujoco.humanoidstandup_v5): kernels and configuration."""
+"""HumanoidStandup-v5 (gymnasium.envs.mujoco.humanoidstandup_v5) and, behind P_V4,
+HumanoidStandup-v4 (humanoidstandup_v4): kernels and configuration."""
 
 from cypool.mujoco._mj.mujoco cimport mjData
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, sim_step, reset_noisy
@@ -13,7 +14,7 @@ from cypool.mujoco.tasks._config import param_row, require, NUMBER, BOOL, PAIR
 # 1.4.0, never applied, so it has no slot.
 cdef enum:
     P_FRAME_SKIP, P_TIMESTEP, P_CTRL_W, P_IMPACT_W, P_IC_LO, P_IC_HI, P_NOISE, P_EXCLUDE,
-    P_CINERT, P_CVEL, P_QFRC, P_CFRC, NPARAM
+    P_CINERT, P_CVEL, P_QFRC, P_CFRC, P_V4, NPARAM
 
 # Info columns; tendon_length and tendon_velocity take ntendon columns each, at the end.
 cdef enum:
@@ -59,19 +60,35 @@ PARAMS = [
 ]
 
 
-def configure(model, kw):
+def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, y and the torso height")])
     p = param_row(model, kw, NPARAM, PARAMS)
     p[P_TIMESTEP] = model.opt.timestep  # the linup reward divides by the timestep, not dt
+    p[P_V4] = v4
     return p, humanoid_obs_dim(model.nq, model.nv, model.nbody, p[P_EXCLUDE] != 0,
-                               p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0, p[P_CFRC] != 0)
+                               p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0, p[P_CFRC] != 0,
+                               v4)
+
+
+# HumanoidStandup-v4 (tasks/humanoidstandup_v4.py): v5's defaults, none of them a kwarg; the
+# whole cinert, cvel, qfrc_actuator and cfrc_ext observed; only the three reward terms
+# reported, at steps
+FIXED_V4 = tuple(DEFAULTS)
+INFO_V4 = [
+    (None, 3, np.float64, False, False),
+    ("reward_linup", 1, np.float64, True, False),
+    ("reward_quadctrl", 1, np.float64, True, False),
+    ("reward_impact", 1, np.float64, True, False),
+    (None, "ntendon", np.float64, False, False),
+    (None, "ntendon", np.float64, False, False),
+]
 
 
 cdef inline void _obs(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
     humanoid_obs(e, p[P_EXCLUDE] != 0, p[P_CINERT] != 0, p[P_CVEL] != 0, p[P_QFRC] != 0,
-                 p[P_CFRC] != 0)
+                 p[P_CFRC] != 0, p[P_V4] != 0)
 
 
 cdef void _common_info(MjEnv* e) noexcept nogil:

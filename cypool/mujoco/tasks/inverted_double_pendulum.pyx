@@ -1,5 +1,5 @@
-"""InvertedDoublePendulum-v5 (gymnasium.envs.mujoco.inverted_double_pendulum_v5): kernels and
-configuration."""
+"""InvertedDoublePendulum-v5 (gymnasium.envs.mujoco.inverted_double_pendulum_v5) and, behind
+P_V4, InvertedDoublePendulum-v4 (inverted_double_pendulum_v4): kernels and configuration."""
 from libc.math cimport sin, cos
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
@@ -21,7 +21,7 @@ cdef extern from *:
 
 # Parameter layout (one row per env).
 cdef enum:
-    P_FRAME_SKIP, P_HEALTHY_REWARD, P_NOISE, NPARAM
+    P_FRAME_SKIP, P_HEALTHY_REWARD, P_NOISE, P_V4, NPARAM
 
 # Info columns.
 cdef enum:
@@ -50,11 +50,19 @@ PARAMS = [
 ]
 
 
-def configure(model, kw):
+def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     require(ID, model, kw, [("nq", 1, "qpos[0]: the cart"), ("nv", 3, "qvel[1:3]: the link velocities"),
                             ("nsite", 1, "site_xpos[0]: the pole tip")])
-    return param_row(model, kw, NPARAM, PARAMS), 1 + 2 * (model.nq - 1) + model.nv + 1
+    p = param_row(model, kw, NPARAM, PARAMS)
+    p[P_V4] = v4
+    return p, 1 + 2 * (model.nq - 1) + model.nv + (model.nv if v4 else 1)
+
+
+# InvertedDoublePendulum-v4 (tasks/inverted_double_pendulum_v4.py): every qfrc_constraint
+# value observed, the alive bonus paid on every step, the last too; no kwargs; an empty info
+FIXED_V4 = tuple(DEFAULTS)
+INFO_V4 = [(None, 3, np.float64, False, False)]
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
@@ -73,6 +81,9 @@ cdef void _obs(MjEnv* e) noexcept nogil:
         e.obs[j] = clip(d.qvel[k], -10.0, 10.0)
         j += 1
     e.obs[j] = clip(d.qfrc_constraint[0], -10.0, 10.0)
+    if e.prm[P_V4] != 0:
+        for k in range(1, m.nv):
+            e.obs[j + k] = clip(d.qfrc_constraint[k], -10.0, 10.0)
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
@@ -97,7 +108,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
     v2 = d.qvel[2]
     dist = 0.01 * cp_libm_pow(x, 2.0) + cp_libm_pow(y - 2.0, 2.0)
     vel = 1e-3 * cp_libm_pow(v1, 2.0) + 5e-3 * cp_libm_pow(v2, 2.0)
-    alive = e.prm[P_HEALTHY_REWARD] * (0.0 if terminated else 1.0)
+    alive = e.prm[P_HEALTHY_REWARD] * (0.0 if terminated and e.prm[P_V4] == 0 else 1.0)
     e.rew[0] = (alive - dist) - vel
     e.term[0] = terminated
     e.info[I_SURVIVE] = alive

@@ -1,4 +1,5 @@
-"""InvertedPendulum-v5 (gymnasium.envs.mujoco.inverted_pendulum_v5): kernels and configuration."""
+"""InvertedPendulum-v5 (gymnasium.envs.mujoco.inverted_pendulum_v5) and, behind P_V4,
+InvertedPendulum-v4 (inverted_pendulum_v4): kernels and configuration."""
 from libc.math cimport fabs, INFINITY
 
 from cypool.mujoco._mj.mujoco cimport mjModel
@@ -12,7 +13,7 @@ from cypool.mujoco.tasks._config import param_row, NUMBER
 
 # Parameter layout (one row per env).
 cdef enum:
-    P_FRAME_SKIP, P_NOISE, NPARAM
+    P_FRAME_SKIP, P_NOISE, P_V4, NPARAM
 
 # Info columns.
 cdef enum:
@@ -35,12 +36,20 @@ INFO = [
 PARAMS = [(P_FRAME_SKIP, "frame_skip", NUMBER), (P_NOISE, "reset_noise_scale", NUMBER)]
 
 
-def configure(model, kw):
+def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     if model.nq + model.nv < 2:
         raise ValueError(f"xml_file: {ID} needs a model with nq + nv >= 2 (its termination reads "
                          f"observation[1]); {kw['xml_file']} has {model.nq + model.nv}")
-    return param_row(model, kw, NPARAM, PARAMS), model.nq + model.nv
+    p = param_row(model, kw, NPARAM, PARAMS)
+    p[P_V4] = v4
+    return p, model.nq + model.nv
+
+
+# InvertedPendulum-v4 (tasks/inverted_pendulum_v4.py): a reward of 1.0 on every step, the last
+# too; no kwargs; an empty info
+FIXED_V4 = tuple(DEFAULTS)
+INFO_V4 = [(None, 1, np.float64, False, False)]
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
@@ -61,7 +70,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
         return 1
     _obs(e)
     terminated = not all_finite(e.obs, m.nq + m.nv) or fabs(e.obs[1]) > 0.2
-    e.rew[0] = 0.0 if terminated else 1.0
+    e.rew[0] = 0.0 if terminated and e.prm[P_V4] == 0 else 1.0
     e.term[0] = terminated
     e.info[I_SURVIVE] = e.rew[0]
     return 0

@@ -1,4 +1,5 @@
-"""Reacher-v5 (gymnasium.envs.mujoco.reacher_v5): kernels and configuration."""
+"""Reacher-v5 (gymnasium.envs.mujoco.reacher_v5) and, behind P_V4, Reacher-v4 (reacher_v4):
+kernels and configuration."""
 from libc.math cimport sin, cos
 
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
@@ -13,7 +14,7 @@ from cypool.mujoco.tasks._config import param_row, require, body_id, NUMBER
 
 # Parameter layout (one row per env).
 cdef enum:
-    P_FRAME_SKIP, P_DIST_W, P_CTRL_W, P_FINGERTIP, P_TARGET, NPARAM
+    P_FRAME_SKIP, P_DIST_W, P_CTRL_W, P_FINGERTIP, P_TARGET, P_V4, NPARAM
 
 # Info columns.
 cdef enum:
@@ -44,14 +45,20 @@ PARAMS = [
 ]
 
 
-def configure(model, kw):
+def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     require(ID, model, kw, [("nq", 2, "qpos[0:2] (the arm angles) and qpos[-2:] (the goal)"),
                             ("nv", 2, "qvel[0:2] and qvel[-2:]")])
     p = param_row(model, kw, NPARAM, PARAMS)
     p[P_FINGERTIP] = body_id(ID, model, kw, "fingertip")
     p[P_TARGET] = body_id(ID, model, kw, "target")
-    return p, 2 + 2 + (model.nq - 2) + 2 + 2
+    p[P_V4] = v4
+    return p, 2 + 2 + (model.nq - 2) + 2 + (3 if v4 else 2)
+
+
+# Reacher-v4 (tasks/reacher_v4.py): the reward is the distance before the step, the
+# observation ends with the whole fingertip - target vector (z too); no kwargs
+FIXED_V4 = tuple(DEFAULTS)
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
@@ -73,6 +80,8 @@ cdef void _obs(MjEnv* e) noexcept nogil:
         j += 1
     e.obs[j] = d.xpos[f] - d.xpos[t]
     e.obs[j + 1] = d.xpos[f + 1] - d.xpos[t + 1]
+    if e.prm[P_V4] != 0:
+        e.obs[j + 2] = d.xpos[f + 2] - d.xpos[t + 2]
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:
@@ -109,10 +118,13 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef mjData* d = e.d
     cdef const double* p = e.prm
     cdef double dist, ctrl
+    if p[P_V4] != 0:        # v4 rewards the distance before the step
+        dist = -body_dist(e, <Py_ssize_t> p[P_FINGERTIP], <Py_ssize_t> p[P_TARGET]) * p[P_DIST_W]
     if sim_step(e, <int> p[P_FRAME_SKIP]):
         return 1
     _obs(e)
-    dist = -body_dist(e, <Py_ssize_t> p[P_FINGERTIP], <Py_ssize_t> p[P_TARGET]) * p[P_DIST_W]
+    if p[P_V4] == 0:
+        dist = -body_dist(e, <Py_ssize_t> p[P_FINGERTIP], <Py_ssize_t> p[P_TARGET]) * p[P_DIST_W]
     # -(sum a^2) * w == -(w * sum a^2): negation is exact in either precision
     ctrl = -ctrl_cost(p[P_CTRL_W], e.act, m.nu, e.act_f32)
     e.rew[0] = dist + ctrl
