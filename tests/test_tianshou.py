@@ -239,3 +239,30 @@ def test_tianshou_collector_and_dqn_on_cypool():
     assert np.array_equal(stats.returns, stats.lens)       # CartPole: 1 per step
     train_envs.close()
     test_envs.close()
+
+
+@pytest.mark.skipif(not HAVE_TIANSHOU, reason="tianshou is not installed")
+def test_tianshou_collector_on_the_envpool_import_swap():
+    """EnvPool users' hello-world: Tianshou's Collector over envpool.make_gymnasium(
+    "CartPole-v1", ...) with `import cypool.envpool as envpool`."""
+    import torch
+    from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy
+    from tianshou.data import Collector, CollectStats, VectorReplayBuffer
+    from tianshou.utils.net.common import Net
+
+    import cypool.envpool as envpool
+
+    envs = envpool.make_gymnasium("CartPole-v1", num_envs=4, seed=0)
+    torch.manual_seed(0)
+    net = Net(state_shape=envs.observation_space.shape, action_shape=envs.action_space.n,
+              hidden_sizes=[16])
+    policy = DiscreteQLearningPolicy(model=net, action_space=envs.action_space,
+                                     eps_training=0.5)
+    c = Collector[CollectStats](policy, envs, VectorReplayBuffer(1000, 4),
+                                exploration_noise=True)
+    c.reset()
+    stats = c.collect(n_step=400)
+    assert stats.n_collected_steps == 400 and stats.n_collected_episodes > 0
+    assert np.array_equal(stats.returns, stats.lens)
+    assert c.collect(n_step=40, random=True).n_collected_steps == 40
+    envs.close()
