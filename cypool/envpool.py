@@ -59,6 +59,7 @@ from gymnasium.vector import AutoresetMode
 
 import cypool
 from cypool._validate import check_int, check_pool_size
+from cypool.errors import ClosedEnvError
 from cypool.registry import family_for, spec_of, specs
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
@@ -312,7 +313,16 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     """EnvPool's ``<Family>GymnasiumEnvPool``, stepped by a cypool pool (``self.pool``)."""
 
     def __init__(self, task_id, family, cfg, make, task, seeds):
-        self.pool = cypool.make_vec(**make, **task)
+        try:
+            self.pool = cypool.make_vec(**make, **task)
+        except (TypeError, ValueError) as exc:
+            # an option error names the env by cypool's id (CliffWalking-v1): name EnvPool's
+            own = f"{make['env_id']}:"
+            if type(exc) not in (TypeError, ValueError) or task_id == make["env_id"] or \
+                    not str(exc).startswith(own):
+                raise
+            raise type(exc)(f"{task_id}:{str(exc)[len(own):]}").with_traceback(
+                exc.__traceback__) from None
         self.task_id = task_id
         self._family = family
         # the spec's EnvPool names: its obs/reward dtypes and info keys
@@ -336,6 +346,11 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         self.metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
         self.render_mode = None
         self.spec = EnvSpec(task_id, cfg, obs, act)
+
+    def _check_open(self):
+        """The pool's own error would name cypool's id (Taxi-v4 for Taxi-v3)."""
+        if self.pool.closed:
+            raise ClosedEnvError(f"cypool.envpool: this {self.task_id} env is closed")
 
     # ------------------------------------------------------------------ attributes
     @property
@@ -442,6 +457,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     # ------------------------------------------------------------------ API
     def reset(self, env_id=None, *, seed=None, options=None):
         """The rows of ``env_id`` (default: every env) after a reset: ``(obs, info)``."""
+        self._check_open()
         if seed is not None:
             warnings.warn("EnvPool seeds are fixed when the environment is created "
                           "(make(..., seed=)); the seed passed to reset() is ignored",
@@ -476,6 +492,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def step(self, action, env_id=None):
         """``send`` then ``recv``: the 5-tuple of the envs stepped (sync) or of the first
         ``batch_size`` to finish (async)."""
+        self._check_open()
         if self.is_async:
             self.send(action, env_id)
             return self.recv()
@@ -492,11 +509,13 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         return action
 
     def send(self, action, env_id=None):
+        self._check_open()
         if not self._started:
             raise RuntimeError("call reset() or async_reset() before send()")
         self.pool.send(self._action(action), self._ids(env_id))
 
     def recv(self, reset: bool = False, return_info: bool = True):
+        self._check_open()
         out = self.pool.recv()
         ids = out[4]["env_id"].astype(np.int64)
         obs, rew, term, trunc, info = self._step_result(out, ids)
@@ -506,6 +525,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def async_reset(self):
         """Reset every env; the next ``recv()`` returns the first ``batch_size`` of them."""
+        self._check_open()
         self.pool.async_reset(seed=self._first_seeds())
 
     def seed(self, seed=None):

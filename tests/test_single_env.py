@@ -215,7 +215,9 @@ def test_atari_single_env_equals_one_env_pool():
 
 def test_render_mode_not_offered_is_refused():
     with pytest.raises(ValueError, match="render_mode"):
-        gym.make("cypool/CartPole-v1", render_mode="rgb_array")
+        gym.make("cypool/CartPole-v1", render_mode="human")
+    with pytest.raises(ValueError, match="render_mode"):
+        gym.make("cypool/CartPole-v1", render_mode="ansi")
 
 
 def test_make_vec_through_gymnasium_unchanged():

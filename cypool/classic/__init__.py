@@ -1,7 +1,7 @@
 """Classic control: gymnasium's classic-control envs as nogil kernels (CartPole-v0/v1,
 MountainCar-v0, Pendulum-v1, Acrobot-v1, MountainCarContinuous-v0), built only on cypool's
 public env API (:mod:`cypool.api`): the pools cimport ``cypool.api`` and this module
-registers them with :func:`cypool.api.register_env`, as a user's package would.
+registers them with :func:`cypool.api.register_spec`, as a user's package would.
 
 Exact: the same seeds and actions give gymnasium's observations (float32), rewards (float64),
 terminated and truncated, bit for bit, as gymnasium.make_vec(id, n, vectorization_mode=
@@ -9,6 +9,13 @@ terminated and truncated, bit for bit, as gymnasium.make_vec(id, n, vectorizatio
 stream for all envs and float32 rewards). Reset options (low/high) are not offered: cypool's
 reset takes only reset_mask. Every kwarg may differ per env (populations' member_kwargs,
 set_attr).
+
+Rendering: ``render_mode="rgb_array"`` gives gymnasium's frames bit for bit: ``render()``
+returns one ``(H, W, 3)`` uint8 frame per env (or per id of ``env_ids``), drawn by the pool's
+one gymnasium env of its id fed each env's state (:mod:`cypool.classic._render`, with the
+dtypes gymnasium's state has and Pendulum's last action). It needs pygame
+(``pip install "cypool[classic-control]"``; without it ``render()`` raises
+``gymnasium.error.DependencyNotInstalled``); no display. ``"human"`` is not offered.
 
 Each id also carries its EnvPool 1.2.5 names (:class:`cypool.api.EnvPoolNames`), which
 :mod:`cypool.envpool` serves: EnvPool's ids (with its ``phys2d/`` aliases of CartPole), its
@@ -20,12 +27,14 @@ at the first make_vec of its id.
 """
 from __future__ import annotations
 
+import importlib
 import math
+from functools import partial
 
 import gymnasium as gym
 import numpy as np
 
-from cypool.api import EnvPoolNames, register_env
+from cypool.api import EnvPoolNames, FamilySpec, Kwarg, register_spec
 
 __all__ = ["ENV_IDS"]
 
@@ -71,6 +80,13 @@ def _envpool(*ids, info=None, **config):
     return EnvPoolNames(ids=ids, config=config, info=info or {})
 
 
+def _render(env_id, engine, ids, mode, kwargs):
+    """rgb_array frames: gymnasium's render() fed each env's state (cypool.classic._render,
+    imported at the first render as the pools are at the first make)."""
+    return importlib.import_module("cypool.classic._render").render(env_id, engine, ids,
+                                                                     mode, kwargs)
+
+
 _ENVS = {
     "CartPole-v0": dict(pool="cypool.classic._cartpole:CartPolePool", max_episode_steps=200,
                         envpool=_envpool("CartPole-v0", "phys2d/CartPole-v0",
@@ -110,5 +126,9 @@ ENV_IDS = tuple(_ENVS)
 
 for _env_id, _spec in _ENVS.items():
     _spec = dict(_spec)
-    register_env(_env_id, _spec.pop("pool"), module=_MODULE, **_spec)
+    register_spec(FamilySpec(
+        _env_id, _spec.pop("pool"), _spec.pop("observation_space"), _spec.pop("action_space"),
+        kwargs={k: Kwarg(v) for k, v in _spec.pop("kwargs").items()},
+        render=partial(_render, _env_id), render_modes=("rgb_array",), module=_MODULE,
+        **_spec))
 del _env_id, _spec

@@ -138,6 +138,7 @@ cdef class AcrobotPool(Engine):
     cdef double* state            # (num_envs, 4): th1, th2, dth1, dth2
     cdef int64_t* act
     cdef readonly object states, actions
+    cdef public object renderer   # cypool.classic._render's, built at the first render
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):

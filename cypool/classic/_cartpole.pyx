@@ -43,6 +43,7 @@ cdef class CartPolePool(Engine):
     cdef int64_t* act
     cdef uint8_t* sutton_barto    # env i's sutton_barto_reward
     cdef readonly object states, actions, sutton_barto_reward
+    cdef public object renderer   # cypool.classic._render's, built at the first render
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):

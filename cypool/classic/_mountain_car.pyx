@@ -44,6 +44,7 @@ cdef class MountainCarPool(Engine):
     cdef int64_t* act
     cdef double* goal             # env i's goal_velocity
     cdef readonly object states, actions, goal_velocity
+    cdef public object renderer   # cypool.classic._render's, built at the first render
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):

@@ -121,6 +121,7 @@ cdef class MountainCarContinuousPool(Engine):
     cdef double* goal             # env i's goal_velocity, its value as a double
     cdef uint8_t* gtype           # env i's: T64 (numpy float64, integers), T32 (float32), TPY
     cdef readonly object states, state_f32, actions, act_f32, goal_velocity, goal_type
+    cdef public object renderer   # cypool.classic._render's, built at the first render
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):

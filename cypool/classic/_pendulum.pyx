@@ -49,6 +49,7 @@ cdef class PendulumPool(Engine):
     cdef uint8_t* f32             # the env's last action arrived as float32
     cdef double* gs               # env i's g
     cdef readonly object states, actions, act_f32, g
+    cdef public object renderer   # cypool.classic._render's, built at the first render
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):
