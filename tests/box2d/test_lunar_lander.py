@@ -269,3 +269,29 @@ def test_bodies_match_gymnasium_box2d_state():
     finally:
         env.close()
         ref.close()
+
+
+def test_envpool_names():
+    """cypool.envpool serves EnvPool's LunarLander ids with EnvPool's config, dtypes and info
+    keys, and gymnasium's numbers (EnvPool's own port draws other random numbers)."""
+    import cypool.envpool as cep
+
+    envpool = pytest.importorskip("envpool")
+    for ep_id, gym_id in (("LunarLander-v2", LL), ("LunarLanderContinuous-v3", LLC)):
+        env = cep.make(ep_id, env_type="gymnasium", num_envs=3, seed=5)
+        ours = cep.make_spec(ep_id).config
+        theirs = envpool.make_spec(ep_id).config
+        assert (ours.max_episode_steps, ours.reward_threshold) == (
+            theirs.max_episode_steps, theirs.reward_threshold)
+        ref = gym.make_vec(gym_id, 3, vectorization_mode="sync")
+        o, info = env.reset()
+        assert sorted(info) == ["elapsed_step", "env_id", "players"]
+        assert np.array_equal(o, ref.reset(seed=5)[0])
+        a = (np.array([0, 2, 3]) if gym_id == LL
+             else np.array([[0.9, 0.0], [0.1, -0.7], [-1.0, 0.8]], np.float32))
+        for _ in range(30):
+            x, y = env.step(a), ref.step(a)
+            assert np.array_equal(x[0], y[0])
+            assert np.array_equal(x[1], y[1].astype(x[1].dtype))
+        env.close()
+        ref.close()
