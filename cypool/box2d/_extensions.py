@@ -3,4 +3,5 @@
 # library (buildtools/box2d_build.py).
 EXTENSIONS = [
     ("box2d", "cypool.box2d._lunar_lander", ["cypool/box2d/_lunar_lander.pyx"], {}),
+    ("box2d", "cypool.box2d._bipedal_walker", ["cypool/box2d/_bipedal_walker.pyx"], {}),
 ]

@@ -57,10 +57,32 @@ def _lunar_lander(env_id, continuous, envpool_ids):
                                                           reward_threshold=200.0)))
 
 
+_BW_LOW = np.array([-math.pi, -5.0, -5.0, -5.0, -math.pi, -5.0, -math.pi, -5.0, -0.0, -math.pi,
+                    -5.0, -math.pi, -5.0, -0.0] + [-1.0] * 10).astype(np.float32)
+_BW_HIGH = np.array([math.pi, 5.0, 5.0, 5.0, math.pi, 5.0, math.pi, 5.0, 5.0, math.pi, 5.0,
+                     math.pi, 5.0, 5.0] + [1.0] * 10).astype(np.float32)
+
+
+def _bipedal_walker(env_id, hardcore, limit, envpool_ids):
+    return FamilySpec(
+        env_id, "cypool.box2d._bipedal_walker:BipedalWalkerPool",
+        gym.spaces.Box(_BW_LOW, _BW_HIGH),
+        gym.spaces.Box(np.array([-1, -1, -1, -1]).astype(np.float32),
+                       np.array([1, 1, 1, 1]).astype(np.float32)),
+        kwargs={"hardcore": Kwarg(hardcore)}, max_episode_steps=limit, render_fps=50,
+        module=_MODULE,
+        envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=limit,
+                                                          reward_threshold=300.0,
+                                                          hardcore=hardcore),
+                             kwargs=dict(hardcore="hardcore")))
+
+
 SPECS = (
     _lunar_lander("LunarLander-v3", False, ("LunarLander-v2", "LunarLander-v3")),
     _lunar_lander("LunarLanderContinuous-v3", True,
                   ("LunarLanderContinuous-v2", "LunarLanderContinuous-v3")),
+    _bipedal_walker("BipedalWalker-v3", False, 1600, ("BipedalWalker-v3",)),
+    _bipedal_walker("BipedalWalkerHardcore-v3", True, 2000, ("BipedalWalkerHardcore-v3",)),
 )
 
 ENV_IDS = tuple(s.env_id for s in SPECS)
