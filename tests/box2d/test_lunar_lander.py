@@ -295,3 +295,23 @@ def test_envpool_names():
             assert np.array_equal(x[1], y[1].astype(x[1].dtype))
         env.close()
         ref.close()
+
+
+def test_population_members_with_their_own_gravity_and_wind():
+    members = [{"gravity": -3.0}, {"enable_wind": True, "wind_power": 12.0}]
+    pop = cypool.make_population(LL, 2, 2, member_kwargs=members, seed=6, seed_mode="parity",
+                                 num_threads=2)
+    kws = [members[0], members[0], members[1], members[1]]
+    ref = gym.vector.SyncVectorEnv([lambda k=k: gym.make(LL, **k) for k in kws])
+    try:
+        obs, _ = pop.reset()
+        assert np.array_equal(obs.reshape(4, 8), ref.reset(seed=6)[0])
+        rng = np.random.default_rng(3)
+        for t in range(200):
+            a = rng.integers(0, 4, (2, 2))
+            x, y = pop.step(a), ref.step(a.reshape(4))
+            for k in range(4):
+                assert np.array_equal(x[k].reshape(y[k].shape), y[k]), (t, k)
+    finally:
+        pop.close()
+        ref.close()
