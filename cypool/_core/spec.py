@@ -501,7 +501,9 @@ class SpecFamily:
             return
         if a.dtype not in (np.float32, np.float64):
             raise TypeError(f"actions must be float32 or float64, got {a.dtype}")
-        if not np.isfinite(a).all():
+        # a pool whose env defines NaN/inf actions (gymnasium's LunarLanderContinuous clips
+        # them) says so with takes_nonfinite_actions; its set_actions refuses the rest
+        if not np.isfinite(a).all() and not getattr(engine, "takes_nonfinite_actions", False):
             raise ValueError("actions contain NaN or Inf")
         setter = getattr(engine, "set_actions", None)
         if setter is not None:

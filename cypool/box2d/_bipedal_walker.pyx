@@ -75,6 +75,9 @@ cdef class BipedalWalkerPool(Engine):
     cdef double* scratch              # (num_envs, 2 * TERRAIN_LENGTH): terrain x, y
     cdef readonly object actions, act_f32, hardcore
     cdef object _scratch
+    # gymnasium defines an infinite action (full torque, its sign's speed); NaN it does not
+    # (NaN motor speeds): set_actions refuses NaN
+    takes_nonfinite_actions = True
 
     def __cinit__(self):
         self.envs = NULL
@@ -107,7 +110,13 @@ cdef class BipedalWalkerPool(Engine):
 
     def set_actions(self, rows, a):
         """A validated (len(rows), 4) float32/float64 batch: widened exactly to float64, each
-        env remembering whether it was float32 (its reward's arithmetic)."""
+        env remembering whether it was float32 (its reward's arithmetic). Infinite actions
+        are gymnasium's full torque; NaN is refused (gymnasium would set NaN motor speeds,
+        whose physics has no defined result)."""
+        if np.isnan(a).any():
+            raise ValueError("BipedalWalker: actions contain NaN (gymnasium would set NaN motor "
+                             "speeds, with no defined result); infinite actions are taken as "
+                             "full torque, as gymnasium clips them")
         self.actions[rows] = a
         self.act_f32[rows] = a.dtype == np.float32
 

@@ -67,6 +67,8 @@ cdef class LunarLanderPool(Engine):
     cdef const double* act_c
     cdef readonly object actions
     cdef object _params
+    # gymnasium's np.clip(action, -1, 1) defines them: inf is clipped, NaN fires no engine
+    takes_nonfinite_actions = True
 
     def __cinit__(self):
         self.envs = NULL
@@ -96,6 +98,11 @@ cdef class LunarLanderPool(Engine):
         if self.envs == NULL:
             raise MemoryError(f"cypool.box2d: cannot allocate {num_envs} LunarLander envs")
         self.configure(np.arange(num_envs, dtype=np.int64), kwargs)
+
+    def set_actions(self, rows, a):
+        """A (len(rows), 2) float32/float64 batch (NaN and inf included: the kernel clips as
+        gymnasium does), widened exactly to float64 (called for the continuous id only)."""
+        self.actions[rows] = a
 
     def __dealloc__(self):
         if self.envs != NULL:
