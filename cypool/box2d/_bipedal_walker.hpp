@@ -59,13 +59,18 @@ struct Listener : public b2ContactListener {
 
 struct Lidar : public b2RayCastCallback {
     float fraction;
+    double p2[2];   // the ray's end, then the last hit point (gymnasium's lidar.p2, rendered)
     float32 ReportFixture(b2Fixture* fixture, const b2Vec2& point, const b2Vec2& normal,
                           float32 frac) override {
         if ((fixture->GetFilterData().categoryBits & 1) == 0) return -1;
+        p2[0] = point.x;
+        p2[1] = point.y;
         fraction = frac;
         return frac;
     }
 };
+
+const int N_CLOUD_DRAWS = TERRAIN_LENGTH / 20 * 11;
 
 struct Env {
     b2World* world = nullptr;
@@ -78,6 +83,12 @@ struct Env {
     bool game_over = false;
     bool has_prev = false;
     double prev_shaping = 0.0;
+    // what gymnasium's render() reads besides the bodies
+    double clouds[N_CLOUD_DRAWS];   // the clouds' uniform draws, in draw order
+    double scroll = 0.0;
+    double lidar_p1[2] = {0.0, 0.0};
+    double lidar_p2[10][2];
+    int64_t lidar_render = 0;
     Listener listener;
 
     Env() { listener.env = this; }
@@ -301,13 +312,16 @@ inline int reset(Env* e, bool hardcore, const Draws& d, double* terrain_x, doubl
             return BW_ERROR;
         }
         // the clouds: drawn in every render mode, 10 x (1 + 5 x 2) uniforms, used only to draw
+        int k = 0;
         for (int c = 0; c < TERRAIN_LENGTH / 20; c++) {
-            d.uniform(d.state, 0, TERRAIN_LENGTH);
+            e->clouds[k++] = d.uniform(d.state, 0, TERRAIN_LENGTH);
             for (int a = 0; a < 5; a++) {
-                d.uniform(d.state, 0, 5 * TERRAIN_STEP);
-                d.uniform(d.state, 0, 5 * TERRAIN_STEP);
+                e->clouds[k++] = d.uniform(d.state, 0, 5 * TERRAIN_STEP);
+                e->clouds[k++] = d.uniform(d.state, 0, 5 * TERRAIN_STEP);
             }
         }
+        e->scroll = 0.0;
+        e->lidar_render = 0;
         const double init_x = TERRAIN_STEP * TERRAIN_STARTPAD / 2;
         const double init_y = TERRAIN_HEIGHT + 2 * LEG_H;
         {
@@ -381,9 +395,16 @@ inline int step(Env* e, const double* a, bool f32, float* obs, double* reward,
             lidar.fraction = 1.0f;
             double p2x = (double)pos.x + std::sin(1.5 * i / 10.0) * LIDAR_RANGE;
             double p2y = (double)pos.y - std::cos(1.5 * i / 10.0) * LIDAR_RANGE;
+            lidar.p2[0] = p2x;
+            lidar.p2[1] = p2y;
             e->world->RayCast(&lidar, pos, b2Vec2((float)p2x, (float)p2y));
             fractions[i] = lidar.fraction;
+            e->lidar_p2[i][0] = lidar.p2[0];
+            e->lidar_p2[i][1] = lidar.p2[1];
         }
+        e->lidar_p1[0] = pos.x;
+        e->lidar_p1[1] = pos.y;
+        e->scroll = (double)pos.x - VIEWPORT_W / SCALE / 5;
         double s[24];
         s[0] = (double)e->hull->GetAngle();
         s[1] = 2.0 * (double)e->hull->GetAngularVelocity() / FPS;
@@ -431,6 +452,44 @@ inline int step(Env* e, const double* a, bool f32, float* obs, double* reward,
         snprintf(err, errlen, "unexpected C++ exception in Box2D step");
     }
     return BW_ERROR;
+}
+
+// gymnasium's drawlist (terrain as its reversed list, the 4 leg parts, the hull): each body's
+// fixture vertices as render() computes them, `trans * v * SCALE` in float32 (pybox2d's
+// b2Transform * b2Vec2 and b2Vec2 * float run in C++). out: 2 floats per vertex; counts: the
+// vertices of each body. Returns the number of bodies, -1 if cap (floats) is too small.
+inline int drawlist_paths(Env* e, float* out, int cap, int* counts) {
+    b2Body* bodies[MAX_TERRAIN + 5];
+    int n = 0;
+    for (int k = e->n_terrain - 1; k >= 0; k--) bodies[n++] = e->terrain[k];
+    for (int k = 0; k < 4; k++) bodies[n++] = e->legs[k];
+    bodies[n++] = e->hull;
+    int used = 0;
+    for (int b = 0; b < n; b++) {
+        const b2Transform& xf = bodies[b]->GetTransform();
+        b2Shape* shape = bodies[b]->GetFixtureList()->GetShape();
+        b2Vec2 v[b2_maxPolygonVertices];
+        int count;
+        if (shape->GetType() == b2Shape::e_edge) {
+            b2EdgeShape* edge = (b2EdgeShape*)shape;
+            v[0] = edge->m_vertex1;
+            v[1] = edge->m_vertex2;
+            count = 2;
+        } else {
+            b2PolygonShape* poly = (b2PolygonShape*)shape;
+            count = poly->m_count;
+            for (int k = 0; k < count; k++) v[k] = poly->m_vertices[k];
+        }
+        if (used + 2 * count > cap) return -1;
+        for (int k = 0; k < count; k++) {
+            float x = (xf.q.c * v[k].x - xf.q.s * v[k].y) + xf.p.x;
+            float y = (xf.q.s * v[k].x + xf.q.c * v[k].y) + xf.p.y;
+            out[used++] = x * (float)SCALE;
+            out[used++] = y * (float)SCALE;
+        }
+        counts[b] = count;
+    }
+    return n;
 }
 
 }  // namespace cybw

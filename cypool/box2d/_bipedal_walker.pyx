@@ -34,7 +34,14 @@ cdef extern from "numpy/random/distributions.h" nogil:
 
 cdef extern from "_bipedal_walker.hpp" namespace "cybw" nogil:
     cdef cppclass Env:
-        pass
+        double clouds[110]
+        double scroll
+        double lidar_p1[2]
+        double lidar_p2[10][2]
+        int64_t lidar_render
+        int n_terrain
+    int MAX_TERRAIN
+    int drawlist_paths(Env* e, float* out, int cap, int* counts)
     cdef struct Draws:
         void* state
         double (*uniform)(void* state, double low, double high) noexcept nogil
@@ -151,6 +158,34 @@ cdef class BipedalWalkerPool(Engine):
             return ST_ENGINE_ERROR
         r.term[0] = term
         return ST_OK
+
+    def render_data(self, Py_ssize_t i):
+        """What gymnasium's render() reads of env i (cypool.box2d._render): the clouds'
+        draws, scroll, the lidars' ends, lidar_render, the terrain's x and y, the number of
+        obstacle bodies and the drawlist's vertices (float32, gymnasium's trans * v * SCALE)
+        with each body's vertex count."""
+        cdef Env* e = self.envs + i
+        cdef int cap = (MAX_TERRAIN + 5) * 16
+        cdef cnp.ndarray pts = np.zeros(cap, np.float32)
+        cdef cnp.ndarray counts = np.zeros(MAX_TERRAIN + 5, np.int32)
+        cdef int n = drawlist_paths(e, <float*> cnp.PyArray_DATA(pts), cap,
+                                    <int*> cnp.PyArray_DATA(counts))
+        if n < 0:
+            raise RuntimeError("cypool.box2d: BipedalWalker drawlist too large")
+        counts = counts[:n]
+        return dict(
+            clouds=np.array([e.clouds[k] for k in range(110)]), scroll=e.scroll,
+            lidar_p1=(e.lidar_p1[0], e.lidar_p1[1]),
+            lidar_p2=[(e.lidar_p2[k][0], e.lidar_p2[k][1]) for k in range(10)],
+            lidar_render=int(e.lidar_render),
+            terrain_x=self._scratch[i, :TERRAIN_LENGTH].copy(),
+            terrain_y=self._scratch[i, TERRAIN_LENGTH:].copy(),
+            n_obstacles=e.n_terrain - (TERRAIN_LENGTH - 1),
+            points=pts[:2 * int(counts.sum())].reshape(-1, 2), counts=counts)
+
+    def set_lidar_render(self, Py_ssize_t i, long long value):
+        """gymnasium's render() advances env i's lidar_render (its reset zeroes it)."""
+        self.envs[i].lidar_render = value
 
     def _env_state(self, Py_ssize_t i):
         raise TypeError(

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from cypool.api import EnvPoolNames, FamilySpec, Kwarg, register_spec
+from cypool.box2d._render import render_bipedal_walker
 
 _MODULE = "cypool.box2d.registration"
 
@@ -70,7 +71,7 @@ def _bipedal_walker(env_id, hardcore, limit, envpool_ids):
         gym.spaces.Box(np.array([-1, -1, -1, -1]).astype(np.float32),
                        np.array([1, 1, 1, 1]).astype(np.float32)),
         kwargs={"hardcore": Kwarg(hardcore)}, max_episode_steps=limit, render_fps=50,
-        module=_MODULE,
+        render=render_bipedal_walker, render_modes=("rgb_array",), module=_MODULE,
         envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=limit,
                                                           reward_threshold=300.0,
                                                           hardcore=hardcore),

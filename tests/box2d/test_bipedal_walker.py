@@ -146,3 +146,39 @@ def test_envpool_names():
     finally:
         env.close()
         ref.close()
+
+
+@pytest.mark.parametrize("every", [1, 7])
+def test_rgb_array_frames_are_gymnasiums(every):
+    """Frames drawn by gymnasium's own render() fed the pool's state: equal to gymnasium's,
+    rendering every step (the lidar highlight cycles through 100 frames) or sparsely, across
+    resets (which restart the cycle), in hardcore terrain."""
+    pytest.importorskip("pygame")
+    n = 3
+    env = cypool.make_vec(BWH, n, render_mode="rgb_array")
+    ref = gym.make_vec(BWH, n, vectorization_mode="sync", render_mode="rgb_array")
+    try:
+        env.reset(seed=1)
+        ref.reset(seed=1)
+        rng = np.random.default_rng(0)
+        ends = 0
+        for t in range(150):
+            a = rng.uniform(-1, 1, (n, 4)).astype(np.float32)
+            x, y = env.step(a), ref.step(a)
+            assert_step(x, y, f"step {t}")
+            ends += int(y[2].sum())
+            if t % every == 0:
+                got, want = env.render(), ref.render()
+                assert len(got) == len(want) == n
+                for k in range(n):
+                    assert got[k].dtype == want[k].dtype == np.uint8
+                    assert np.array_equal(got[k], want[k]), (t, k)
+        assert ends >= 1
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_human_rendering_is_refused():
+    with pytest.raises(ValueError, match="human|render"):
+        cypool.make_vec(BW, 1, render_mode="human")

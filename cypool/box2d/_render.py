@@ -1,0 +1,119 @@
+"""Rendering of the Box2D pools: gymnasium 1.4.0's own ``render()``, fed each env's state.
+
+BipedalWalker: gymnasium's ``BipedalWalker.render`` is called on a stand-in object holding
+what it reads, taken from the pool (``render_data``): ``scroll``, ``cloud_poly`` (computed
+here from the env's cloud draws, with gymnasium's expressions), ``terrain_poly`` (from the
+terrain's x and y), the lidars' ``p1``/``p2``, ``lidar_render`` (advanced per rendered frame,
+zeroed by a reset, as gymnasium's) and the ``drawlist``, whose fixtures give pygame the
+vertices the pool computed as pybox2d does (``trans * v * SCALE`` in float32) in gymnasium's
+order and colours. The drawing itself is gymnasium's (pygame), so the frames are its frames.
+
+rgb_array needs pygame (``pip install pygame-ce``, as gymnasium's box2d extra); no display is
+needed. ``"human"`` is not offered.
+"""
+from __future__ import annotations
+
+import math
+import types
+
+from gymnasium.error import DependencyNotInstalled
+
+__all__ = ["render_bipedal_walker"]
+
+_TS = 14 / 30.0                  # bipedal_walker.TERRAIN_STEP
+_HULL = ((127, 51, 229), (76, 76, 127))
+
+
+def _leg_colours(i):
+    return ((153 - i * 25, 76 - i * 25, 127 - i * 25), (102 - i * 25, 51 - i * 25, 76 - i * 25))
+
+
+class _Point:
+    """`trans * v` of one vertex; `* SCALE` gives the pool's float32 result."""
+
+    __slots__ = ("xy",)
+
+    def __init__(self, xy):
+        self.xy = xy
+
+    def __mul__(self, scale):
+        return self.xy
+
+
+class _Transform:
+    __slots__ = ("points",)
+
+    def __init__(self, points):
+        self.points = points
+
+    def __mul__(self, k):
+        return _Point(self.points[k])
+
+
+def _body(points, colour1, colour2):
+    trans = _Transform(points)
+    fixture = types.SimpleNamespace(body=types.SimpleNamespace(transform=trans),
+                                    shape=types.SimpleNamespace(vertices=range(len(points))))
+    return types.SimpleNamespace(fixtures=[fixture], color1=colour1, color2=colour2)
+
+
+def _clouds(draws):
+    """gymnasium's _generate_clouds from the same draws (its expressions, in Python)."""
+    out, k = [], 0
+    for _ in range(10):
+        x = draws[k] * _TS
+        k += 1
+        y = 400 / 30.0 * 3 / 4
+        poly = []
+        for a in range(5):
+            px = x + 15 * _TS * math.sin(3.14 * 2 * a / 5) + float(draws[k])
+            py = y + 5 * _TS * math.cos(3.14 * 2 * a / 5) + float(draws[k + 1])
+            k += 2
+            poly.append((px, py))
+        out.append((poly, min(p[0] for p in poly), max(p[0] for p in poly)))
+    return out
+
+
+def _bw_state(d):
+    tx, ty = d["terrain_x"].tolist(), d["terrain_y"].tolist()
+    terrain_poly = []
+    for i in range(len(tx) - 1):
+        poly = [(tx[i], ty[i]), (tx[i + 1], ty[i + 1])]
+        poly += [(poly[1][0], 0), (poly[0][0], 0)]
+        terrain_poly.append((poly, (102, 153, 76)))
+    # the drawlist: gymnasium's terrain list reversed (edges 198..0, then the obstacles last
+    # to first), the legs, the hull
+    n_edges = len(tx) - 1
+    colours = [((76, 255 if i % 2 == 0 else 204, 76),) * 2 for i in range(n_edges - 1, -1, -1)]
+    colours += [((255, 255, 255), (153, 153, 153))] * d["n_obstacles"]
+    colours += [_leg_colours(-1)] * 2 + [_leg_colours(1)] * 2 + [_HULL]
+    points = [tuple(map(float, p)) for p in d["points"]]
+    drawlist, start = [], 0
+    for count, (c1, c2) in zip(d["counts"].tolist(), colours):
+        drawlist.append(_body(points[start:start + count], c1, c2))
+        start += count
+    p1 = d["lidar_p1"]
+    lidar = [types.SimpleNamespace(p1=p1, p2=p2) for p2 in d["lidar_p2"]]
+    return types.SimpleNamespace(
+        render_mode="rgb_array", screen=None, clock=None, scroll=d["scroll"],
+        cloud_poly=_clouds(d["clouds"]), terrain_poly=terrain_poly,
+        lidar_render=d["lidar_render"], lidar=lidar, drawlist=drawlist)
+
+
+def render_bipedal_walker(engine, ids, mode, kwargs):
+    if mode != "rgb_array":
+        raise ValueError(f"BipedalWalker: cannot render {mode!r} (rgb_array only)")
+    try:
+        import pygame  # noqa: F401  (gymnasium imports it in render(); fail clearly first)
+    except ImportError as exc:
+        raise DependencyNotInstalled("BipedalWalker rgb_array rendering draws with pygame: "
+                                     "pip install pygame-ce") from exc
+    from gymnasium.envs.box2d.bipedal_walker import BipedalWalker
+
+    frames = []
+    for i in ids:
+        i = int(i)
+        stand_in = _bw_state(engine.render_data(i))
+        frames.append(BipedalWalker.render(stand_in))
+        engine.set_lidar_render(i, stand_in.lidar_render)
+    return frames
