@@ -513,6 +513,9 @@ class SpecFamily:
 
     def set_render_mode(self, mode):
         self.render_mode = mode
+        hook = getattr(self.engine, "set_render_mode", None)
+        if hook is not None:       # a pool whose envs change with it (LunarLander's particles)
+            hook(mode)
 
     def render(self, ids):
         return self.spec.render(self.engine, np.asarray(ids, np.int64), self.render_mode,

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <new>
 
 namespace cyll {
@@ -37,6 +38,14 @@ struct Params {
 
 struct Env;
 
+// gymnasium's particles (only with a render mode): bodies in the env's world, in creation
+// order, with their ttl (a Python float; render() lowers it by 0.15, then destroys those in
+// front whose ttl is negative). They never touch the lander's island: no effect on it.
+struct Particle {
+    b2Body* body;
+    double ttl;
+};
+
 struct Listener : public b2ContactListener {
     Env* env;
     void BeginContact(b2Contact* contact) override;
@@ -53,6 +62,9 @@ struct Env {
     bool has_prev = false;
     double prev_shaping = 0.0;
     int64_t wind_idx = 0, torque_idx = 0;
+    bool particles_on = false;         // the pool has a render mode
+    std::deque<Particle> particles;
+    double smooth_y[CHUNKS];           // the terrain (gymnasium's sky_polys, rendered)
     Listener listener;
 
     Env() { listener.env = this; }
@@ -93,12 +105,44 @@ inline bool to_f32(double v, float* out) {
     return true;
 }
 
+// gymnasium's _clean_particles(all_particle)
+inline void clean_particles(Env* e, bool all) {
+    while (!e->particles.empty() && (all || e->particles.front().ttl < 0)) {
+        e->world->DestroyBody(e->particles.front().body);
+        e->particles.pop_front();
+    }
+}
+
+// gymnasium's _create_particle(mass, x, y, ttl)
+inline b2Body* create_particle(Env* e, double mass, double x, double y, double ttl) {
+    b2BodyDef bd;
+    bd.type = b2_dynamicBody;
+    bd.position.Set((float)x, (float)y);
+    bd.angle = 0.0f;
+    b2Body* p = e->world->CreateBody(&bd);
+    b2CircleShape circle;
+    circle.m_radius = (float)(2 / SCALE);
+    circle.m_p.Set(0.0f, 0.0f);
+    b2FixtureDef fd;
+    fd.shape = &circle;
+    fd.density = (float)mass;
+    fd.friction = 0.1f;
+    fd.filter.categoryBits = 0x0100;
+    fd.filter.maskBits = 0x001;
+    fd.restitution = 0.3f;
+    p->CreateFixture(&fd);
+    e->particles.push_back(Particle{p, ttl});
+    clean_particles(e, false);
+    return p;
+}
+
 // reset: gymnasium's reset() up to (not including) its final step(noop).
 // heights: the 12 uniform(0, H/2) draws; fx, fy: the initial force draws; wind, torque: the
 // two integers(-9999, 9999) draws (used when enable_wind).
 inline int reset(Env* e, const Params& p, const double* heights, double fx, double fy,
                  int64_t wind, int64_t torque, char* err, size_t errlen) {
     try {
+        e->particles.clear();   // gymnasium's _clean_particles(True), in the old world
         delete e->world;   // gymnasium builds a new world every reset
         e->world = nullptr;
         e->moon = e->lander = e->legs[0] = e->legs[1] = nullptr;
@@ -126,6 +170,7 @@ inline int reset(Env* e, const Params& p, const double* heights, double fx, doub
         for (int i = 0; i < CHUNKS; i++) {
             double prev = height[i == 0 ? CHUNKS : i - 1];   // height[-1] is the last
             smooth_y[i] = 0.33 * (prev + height[i] + height[i + 1]);
+            e->smooth_y[i] = smooth_y[i];
         }
 
         // moon: a static body with the edge (0,0)-(W,0) (default fixture), then the terrain
@@ -280,6 +325,13 @@ inline int step(Env* e, const Params& p, int64_t action, double a0, double a1, d
             double oy = -tip1 * (MAIN_ENGINE_Y_LOCATION / SCALE + 2 * disp0) - side1 * disp1;
             b2Vec2 pos = lander->GetPosition();
             double px = (double)pos.x + ox, py = (double)pos.y + oy;
+            if (e->particles_on) {
+                b2Body* part = create_particle(e, 3.5, px, py, m_power);
+                part->ApplyLinearImpulse(
+                    b2Vec2((float)(ox * MAIN_ENGINE_POWER * m_power),
+                           (float)(oy * MAIN_ENGINE_POWER * m_power)),
+                    b2Vec2((float)px, (float)py), true);
+            }
             lander->ApplyLinearImpulse(
                 b2Vec2((float)(-ox * MAIN_ENGINE_POWER * m_power),
                        (float)(-oy * MAIN_ENGINE_POWER * m_power)),
@@ -304,6 +356,13 @@ inline int step(Env* e, const Params& p, int64_t action, double a0, double a1, d
             b2Vec2 pos = lander->GetPosition();
             double px = (double)pos.x + ox - tip0 * 17 / SCALE;
             double py = (double)pos.y + oy + tip1 * SIDE_ENGINE_HEIGHT / SCALE;
+            if (e->particles_on) {
+                b2Body* part = create_particle(e, 0.7, px, py, s_power);
+                part->ApplyLinearImpulse(
+                    b2Vec2((float)(ox * SIDE_ENGINE_POWER * s_power),
+                           (float)(oy * SIDE_ENGINE_POWER * s_power)),
+                    b2Vec2((float)px, (float)py), true);
+            }
             lander->ApplyLinearImpulse(
                 b2Vec2((float)(-ox * SIDE_ENGINE_POWER * s_power),
                        (float)(-oy * SIDE_ENGINE_POWER * s_power)),
@@ -361,6 +420,42 @@ inline void debug_bodies(Env* e, float* out) {
         b2Body* b = bs[k];
         out[6*k] = b->GetPosition().x; out[6*k+1] = b->GetPosition().y; out[6*k+2] = b->GetAngle();
         out[6*k+3] = b->GetLinearVelocity().x; out[6*k+4] = b->GetLinearVelocity().y; out[6*k+5] = b->GetAngularVelocity();
+    }
+}
+
+// render(): every particle's ttl -= 0.15, then _clean_particles(False)
+inline void render_tick(Env* e) {
+    for (size_t k = 0; k < e->particles.size(); k++) e->particles[k].ttl -= 0.15;
+    clean_particles(e, false);
+}
+
+inline size_t n_particles(Env* e) { return e->particles.size(); }
+
+// float32 `trans * v * SCALE` (pybox2d's operators run in C++ float)
+inline void world_point(const b2Transform& xf, const b2Vec2& v, float* out) {
+    float x = (xf.q.c * v.x - xf.q.s * v.y) + xf.p.x;
+    float y = (xf.q.s * v.x + xf.q.c * v.y) + xf.p.y;
+    out[0] = x * (float)SCALE;
+    out[1] = y * (float)SCALE;
+}
+
+// the particles' centres (trans * shape.pos * SCALE) and ttl, in list order; then the
+// drawlist (lander, legs): its polygons' vertices. out: 2 floats per point; counts: the
+// lander's and legs' vertex counts.
+inline void render_points(Env* e, float* centres, double* ttl, float* out, int* counts) {
+    for (size_t k = 0; k < e->particles.size(); k++) {
+        b2Body* b = e->particles[k].body;
+        const b2CircleShape* c = (const b2CircleShape*)b->GetFixtureList()->GetShape();
+        world_point(b->GetTransform(), c->m_p, centres + 2 * k);
+        ttl[k] = e->particles[k].ttl;
+    }
+    b2Body* bodies[3] = {e->lander, e->legs[0], e->legs[1]};
+    int used = 0;
+    for (int b = 0; b < 3; b++) {
+        const b2PolygonShape* poly = (const b2PolygonShape*)bodies[b]->GetFixtureList()->GetShape();
+        for (int k = 0; k < poly->m_count; k++, used += 2)
+            world_point(bodies[b]->GetTransform(), poly->m_vertices[k], out + used);
+        counts[b] = poly->m_count;
     }
 }
 

@@ -34,7 +34,11 @@ cdef extern from "numpy/random/distributions.h" nogil:
 
 cdef extern from "_lunar_lander.hpp" namespace "cyll" nogil:
     cdef cppclass Env:
-        pass
+        cbool particles_on
+        double smooth_y[11]
+    void render_tick(Env* e)
+    size_t n_particles(Env* e)
+    void render_points(Env* e, float* centres, double* ttl, float* out, int* counts)
     cdef struct Params:
         double gravity, wind_power, turbulence_power
         cbool enable_wind, continuous
@@ -185,6 +189,33 @@ cdef class LunarLanderPool(Engine):
         out = np.zeros(18, np.float32)
         debug_bodies(self.envs + i, <float*> cnp.PyArray_DATA(out))
         return out.reshape(3, 6)
+
+    def set_render_mode(self, mode):
+        """With a render mode gymnasium's envs make particles (bodies in their worlds, drawn
+        by render()); they change nothing else, so without one none are made."""
+        cdef Py_ssize_t i
+        for i in range(self.num_envs):
+            self.envs[i].particles_on = mode is not None
+
+    def render_data(self, Py_ssize_t i):
+        """What gymnasium's render() reads of env i: the terrain's smooth_y, the particles'
+        centres (float32 trans * pos * SCALE) and ttl, and the lander's and legs' vertices
+        (float32 trans * v * SCALE) with their counts."""
+        cdef Env* e = self.envs + i
+        cdef Py_ssize_t n = n_particles(e)
+        centres = np.zeros((n, 2), np.float32)
+        ttl = np.zeros(n, np.float64)
+        pts = np.zeros((3 * 8, 2), np.float32)
+        counts = np.zeros(3, np.int32)
+        render_points(e, <float*> cnp.PyArray_DATA(centres), <double*> cnp.PyArray_DATA(ttl),
+                      <float*> cnp.PyArray_DATA(pts), <int*> cnp.PyArray_DATA(counts))
+        return dict(smooth_y=[e.smooth_y[k] for k in range(11)], centres=centres, ttl=ttl,
+                    points=pts[:int(counts.sum())], counts=counts)
+
+    def render_tick(self, Py_ssize_t i):
+        """What render() does to env i's particles: ttl -= 0.15 each, then the ones in front
+        with a negative ttl are destroyed."""
+        render_tick(self.envs + i)
 
     def _env_state(self, Py_ssize_t i):
         raise TypeError(

@@ -1,5 +1,13 @@
 """Rendering of the Box2D pools: gymnasium 1.4.0's own ``render()``, fed each env's state.
 
+LunarLander: with a render mode the pools make gymnasium's particles (bodies in each env's
+world, which never touch the lander's island), and ``LunarLander.render`` is called on a
+stand-in holding the terrain (``sky_polys`` from the env's ``smooth_y``), the particles
+(their float32 centres and ttl; render() lowers the ttl, colours them and drops the expired
+ones, which the pool then does to its own with ``render_tick``) and the lander's and legs'
+float32 vertices. The particles' shape is a pybox2d ``circleShape``, as gymnasium tells
+circles by type: rendering (only) needs gymnasium's box2d extra, whose module imports pybox2d.
+
 BipedalWalker: gymnasium's ``BipedalWalker.render`` is called on a stand-in object holding
 what it reads, taken from the pool (``render_data``): ``scroll``, ``cloud_poly`` (computed
 here from the env's cloud draws, with gymnasium's expressions), ``terrain_poly`` (from the
@@ -18,7 +26,7 @@ import types
 
 from gymnasium.error import DependencyNotInstalled
 
-__all__ = ["render_bipedal_walker"]
+__all__ = ["render_bipedal_walker", "render_lunar_lander"]
 
 _TS = 14 / 30.0                  # bipedal_walker.TERRAIN_STEP
 _HULL = ((127, 51, 229), (76, 76, 127))
@@ -46,8 +54,8 @@ class _Transform:
     def __init__(self, points):
         self.points = points
 
-    def __mul__(self, k):
-        return _Point(self.points[k])
+    def __mul__(self, k):          # k: a vertex index, or a particle shape's pos (its one point)
+        return _Point(self.points[k if isinstance(k, int) else 0])
 
 
 def _body(points, colour1, colour2):
@@ -116,4 +124,60 @@ def render_bipedal_walker(engine, ids, mode, kwargs):
         stand_in = _bw_state(engine.render_data(i))
         frames.append(BipedalWalker.render(stand_in))
         engine.set_lidar_render(i, stand_in.lidar_render)
+    return frames
+
+
+def _lunar_lander_state(d, particle_shape):
+    """A stand-in LunarLander holding what render() reads, with gymnasium's values."""
+    H = 400 / 30.0
+    W = 600 / 30.0
+    chunk_x = [W / (11 - 1) * i for i in range(11)]
+    smooth_y = d["smooth_y"]
+    sky_polys = []
+    for i in range(10):
+        p1 = (chunk_x[i], smooth_y[i])
+        p2 = (chunk_x[i + 1], smooth_y[i + 1])
+        sky_polys.append([p1, p2, (p2[0], H), (p1[0], H)])
+    particles = []
+    for (x, y), ttl in zip(d["centres"].tolist(), d["ttl"].tolist()):
+        fixture = types.SimpleNamespace(
+            body=types.SimpleNamespace(transform=_Transform([(x, y)])),
+            shape=particle_shape)
+        particles.append(types.SimpleNamespace(fixtures=[fixture], ttl=ttl))
+    points = [tuple(map(float, p)) for p in d["points"]]
+    drawlist, start = [], 0
+    for count in d["counts"].tolist():
+        drawlist.append(_body(points[start:start + count], (128, 102, 230), (77, 77, 128)))
+        start += count
+    stand_in = types.SimpleNamespace(
+        render_mode="rgb_array", screen=None, clock=None, particles=particles,
+        sky_polys=sky_polys, drawlist=drawlist, helipad_x1=chunk_x[4],
+        helipad_x2=chunk_x[6], helipad_y=H / 4)
+
+    def clean(all_particle):      # gymnasium's _clean_particles on the stand-in's list
+        while stand_in.particles and (all_particle or stand_in.particles[0].ttl < 0):
+            stand_in.particles.pop(0)
+
+    stand_in._clean_particles = clean
+    return stand_in
+
+
+def render_lunar_lander(engine, ids, mode, kwargs):
+    if mode != "rgb_array":
+        raise ValueError(f"LunarLander: cannot render {mode!r} (rgb_array only)")
+    try:
+        import pygame  # noqa: F401
+    except ImportError as exc:
+        raise DependencyNotInstalled("LunarLander rgb_array rendering draws with pygame: "
+                                     "pip install pygame-ce") from exc
+    from gymnasium.envs.box2d import lunar_lander
+
+    # the particles' shape: gymnasium tells circles by their type, pybox2d's circleShape
+    shape = lunar_lander.circleShape(radius=2 / lunar_lander.SCALE, pos=(0, 0))
+    frames = []
+    for i in ids:
+        i = int(i)
+        frames.append(lunar_lander.LunarLander.render(
+            _lunar_lander_state(engine.render_data(i), shape)))
+        engine.render_tick(i)
     return frames

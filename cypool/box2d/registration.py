@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from cypool.api import EnvPoolNames, FamilySpec, Kwarg, register_spec
-from cypool.box2d._render import render_bipedal_walker
+from cypool.box2d._render import render_bipedal_walker, render_lunar_lander
 
 _MODULE = "cypool.box2d.registration"
 
@@ -53,7 +53,7 @@ def _lunar_lander(env_id, continuous, envpool_ids):
                 "enable_wind": Kwarg(False), "wind_power": Kwarg(15.0),
                 "turbulence_power": Kwarg(1.5)},
         max_episode_steps=1000, check_kwargs=_check_lunar_lander, spaces=_ll_spaces,
-        render_fps=50, module=_MODULE,
+        render=render_lunar_lander, render_modes=("rgb_array",), render_fps=50, module=_MODULE,
         envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=1000,
                                                           reward_threshold=200.0)))
 

@@ -337,3 +337,41 @@ def test_nan_and_inf_continuous_actions_as_gymnasium():
     finally:
         env.close()
         ref.close()
+
+
+@pytest.mark.parametrize("env_id,every,threads", [(LL, 1, 1), (LLC, 1, 2), (LL, 9, 2)])
+def test_rgb_array_frames_are_gymnasiums(env_id, every, threads):
+    """Frames from gymnasium's own render() fed the pool's state, particles included (made
+    only with a render mode; each render() ages them): equal to gymnasium's, every step or
+    sparsely, across resets, and the observations stay gymnasium's with particles."""
+    pytest.importorskip("pygame")
+    n = 3
+    env = cypool.make_vec(env_id, n, num_threads=threads, render_mode="rgb_array",
+                          enable_wind=True)
+    ref = gym.make_vec(env_id, n, vectorization_mode="sync", render_mode="rgb_array",
+                       enable_wind=True)
+    try:
+        assert_same(env.reset(seed=1)[0], ref.reset(seed=1)[0], "reset")
+        policy = Policy(env_id == LLC, 4)
+        obs, ends = None, 0
+        for t in range(240 if every > 1 else 200):
+            a = policy(obs) if obs is not None else policy(np.zeros((n, 8), np.float32))
+            x, y = env.step(a), ref.step(a)
+            assert_step(x, y, f"step {t}")
+            obs = y[0]
+            ends += int(y[2].sum())
+            if t % every == 0:
+                got, want = env.render(), ref.render()
+                assert len(got) == len(want) == n
+                for k in range(n):
+                    assert got[k].dtype == want[k].dtype and np.array_equal(got[k], want[k]), (
+                        t, k)
+        assert ends >= 1
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_human_rendering_is_refused():
+    with pytest.raises(ValueError, match="render"):
+        cypool.make_vec(LL, 1, render_mode="human")
