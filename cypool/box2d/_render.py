@@ -32,6 +32,19 @@ _TS = 14 / 30.0                  # bipedal_walker.TERRAIN_STEP
 _HULL = ((127, 51, 229), (76, 76, 127))
 
 
+def _gymnasium_box2d(name):
+    """gymnasium's env module, whose render() draws the frames; it imports pybox2d."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"gymnasium.envs.box2d.{name}")
+    except (ImportError, DependencyNotInstalled) as exc:
+        raise DependencyNotInstalled(
+            "Box2D rgb_array rendering runs gymnasium's own render(), whose module imports "
+            "pybox2d: pip install box2d==2.3.10 (what gymnasium[box2d] installs); stepping "
+            "needs neither") from exc
+
+
 def _leg_colours(i):
     return ((153 - i * 25, 76 - i * 25, 127 - i * 25), (102 - i * 25, 51 - i * 25, 76 - i * 25))
 
@@ -116,7 +129,7 @@ def render_bipedal_walker(engine, ids, mode, kwargs):
     except ImportError as exc:
         raise DependencyNotInstalled("BipedalWalker rgb_array rendering draws with pygame: "
                                      "pip install pygame-ce") from exc
-    from gymnasium.envs.box2d.bipedal_walker import BipedalWalker
+    BipedalWalker = _gymnasium_box2d("bipedal_walker").BipedalWalker
 
     frames = []
     for i in ids:
@@ -170,7 +183,7 @@ def render_lunar_lander(engine, ids, mode, kwargs):
     except ImportError as exc:
         raise DependencyNotInstalled("LunarLander rgb_array rendering draws with pygame: "
                                      "pip install pygame-ce") from exc
-    from gymnasium.envs.box2d import lunar_lander
+    lunar_lander = _gymnasium_box2d("lunar_lander")
 
     # the particles' shape: gymnasium tells circles by their type, pybox2d's circleShape
     shape = lunar_lander.circleShape(radius=2 / lunar_lander.SCALE, pos=(0, 0))
