@@ -6,6 +6,8 @@ Environment switches:
   MUJOCO_PATH=DIR        take MuJoCo headers and library from DIR instead of the mujoco wheel
   CYPOOL_ALE_SOURCE=...  the ale-py 0.12.1 sdist (tarball or tree) to build ALE from; see
                          buildtools/ale_build.py for the cache (CYPOOL_CACHE_DIR) and download
+  CYPOOL_BOX2D_SOURCE=.. the box2d-py 2.3.8 sdist to build Box2D's C++ core from; see
+                         buildtools/box2d_build.py (cached next to ALE's build)
 """
 import os
 import runpy
@@ -22,6 +24,7 @@ from setuptools import Extension, setup
 ROOT = Path(__file__).parent.resolve()
 sys.path.insert(0, str(ROOT))  # build backends do not put the project on sys.path
 from buildtools.ale_build import ensure_ale  # noqa: E402
+from buildtools.box2d_build import ensure_box2d  # noqa: E402
 MUJOCO_VERSION = "4.0.0"
 
 
@@ -118,11 +121,28 @@ def atari_ext(name, sources):
     )
 
 
+def box2d_ext(name, sources):
+    # Box2D's C++ core (zlib licence), built once into a cached static library from the
+    # box2d-py sdist (buildtools/box2d_build.py) with the flags that keep its floats equal to
+    # the box2d wheel's
+    b2 = ensure_box2d()
+    return Extension(
+        name, sources, language="c++",
+        include_dirs=NP_INC + [str(ROOT / "cypool" / "box2d"), str(ROOT / "cypool" / "_core")]
+        + b2["include_dirs"],
+        library_dirs=NP_RANDOM_LIB, libraries=["npyrandom", "npymath", "m"],
+        extra_objects=b2["extra_objects"], define_macros=MACROS,
+        # no SLP vectorizer: gcc 12 drops float32 roundings of double pairs (cypool.classic)
+        extra_compile_args=C_FLAGS + ["-std=gnu++14", "-fno-tree-slp-vectorize"],
+        extra_link_args=OMP_L,
+    )
+
+
 def family_extensions():
     """Each family folder lists its own extensions (cypool/<family>/_extensions.py:
     EXTENSIONS, tuples (builder, module, sources, options)), read without importing the
     package; a new family adds its folder, not a line here."""
-    builders = {"core": core_ext, "mujoco": mujoco_ext, "atari": atari_ext}
+    builders = {"core": core_ext, "mujoco": mujoco_ext, "atari": atari_ext, "box2d": box2d_ext}
     out = []
     for path in sorted((ROOT / "cypool").glob("*/_extensions.py")):
         for kind, name, sources, opts in runpy.run_path(str(path))["EXTENSIONS"]:

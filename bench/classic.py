@@ -4,6 +4,9 @@ Cheap envs (classic control, toy text), side by side in one run, each system in 
 process (a fixed action batch, so the policy costs nothing). Toy text:
 ``--env Taxi-v4 --envpool-id Taxi-v3 --envs 16 1024 --systems cypool gym-sync envpool``
 (EnvPool serves Taxi-v3, the same game without v4's options); ``--env FrozenLake-v1``.
+Box2D: ``--env LunarLander-v3 --envpool-id LunarLander-v2 --envs 16 --systems cypool cypool-1
+gym-sync envpool`` (EnvPool's LunarLander-v2 is its port of the same game, with its own
+random numbers).
 
   cypool        make_vec(id, N, num_threads=T)
   cypool-1      the same on one thread (no worker team)

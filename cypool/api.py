@@ -25,7 +25,11 @@ The pool's Python side, which register_env checks at every construction:
 ``set_actions(self, rows, actions)`` (optional, ``Box`` spaces)
     stores a validated action batch (its own dtype, float32 or float64) for ``rows`` (a slice
     or an int64 array) instead of the default ``self.actions[rows] = actions``: for envs whose
-    arithmetic follows the action's dtype, as numpy's does.
+    arithmetic follows the action's dtype, as numpy's does. Batches holding NaN or inf are
+    refused before it is called, unless the pool class sets ``takes_nonfinite_actions =
+    True`` (its env defines them, as gymnasium's LunarLanderContinuous, which clips them):
+    then ``set_actions`` gets them and raises ValueError, writing nothing, for those it
+    does not take.
 ``_env_state(i)``, ``_check_env_state(i, state)``, ``_set_env_state(i, state)`` (optional)
     env i's own state as plain picklable values, for get_state/set_state and pickling.
     ``_check_env_state`` must be complete: it raises ValueError for every value that

@@ -740,7 +740,9 @@ class SpecFamily:
             return
         if a.dtype not in (np.float32, np.float64):
             raise TypeError(f"actions must be float32 or float64, got {a.dtype}")
-        if not np.isfinite(a).all():
+        # a pool whose env defines NaN/inf actions (gymnasium's LunarLanderContinuous clips
+        # them) says so with takes_nonfinite_actions; its set_actions refuses the rest
+        if not np.isfinite(a).all() and not getattr(engine, "takes_nonfinite_actions", False):
             raise ValueError("actions contain NaN or Inf")
         setter = getattr(engine, "set_actions", None)
         if setter is not None:
@@ -750,6 +752,9 @@ class SpecFamily:
 
     def set_render_mode(self, mode):
         self.render_mode = mode
+        hook = getattr(self.engine, "set_render_mode", None)
+        if hook is not None:       # a pool whose envs change with it (LunarLander's particles)
+            hook(mode)
 
     def render(self, ids):
         return self.spec.render(self.engine, np.asarray(ids, np.int64), self.render_mode,
