@@ -84,7 +84,7 @@ def _vector_template(env):
     info = {}
     mat = np.zeros((b,) + e.info.shape[1:], e.info.dtype)
     for kind in (_INFO_STEP, _INFO_RESET):
-        d = env._info_dict(np.full(b, kind, np.uint8), mat)
+        d = env._info_dict(np.full(b, kind, np.uint8), mat, np.arange(b, dtype=np.int64))
         for k, v in d.items():
             v = np.asarray(v)
             if k in info and info[k].dtype != v.dtype:  # typed by its first reporter
