@@ -149,6 +149,11 @@ class _Adapter:
                                "garbage-collected")
         return env
 
+    def check_open(self):
+        """At trace time: the env is alive and open (ClosedEnvError otherwise)."""
+        env = self.env()
+        (env.pool._check_open if self.envpool else env._check_open)()
+
     def call(self, op, args, res):
         env = self.env()
         action = args[0] if args else None
@@ -250,17 +255,17 @@ def make_xla(env, *, envpool: bool = False):
         return res[0], _unflatten(template, res[1:])
 
     def send(handle, action, env_id=None):
-        adapter.env()
+        adapter.check_open()
         action, env_id = _check_action(jnp, adapter, space, action, env_id)
         args = (check_handle(handle), action) + (() if env_id is None else (env_id,))
         return call_send(*args, op=OP_SEND, **attrs)[0]
 
     def recv(handle):
-        adapter.env()
+        adapter.check_open()
         return out(call_out(check_handle(handle), op=OP_RECV, **attrs))
 
     def step(handle, action, env_id=None):
-        adapter.env()
+        adapter.check_open()
         action, env_id = _check_action(jnp, adapter, space, action, env_id)
         args = (check_handle(handle), action) + (() if env_id is None else (env_id,))
         return out(call_out(*args, op=OP_STEP, **attrs))
