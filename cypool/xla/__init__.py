@@ -33,8 +33,8 @@ import weakref
 import gymnasium as gym
 import numpy as np
 
-from cypool.xla._bridge import (OP_RECV, OP_SEND, OP_STEP, XlaCallError, fill, register,
-                                unregister)
+from cypool.xla._bridge import (OP_NATIVE, OP_RECV, OP_SEND, OP_STEP, XlaCallError, fill,
+                                register, unregister)
 from cypool.xla._build import INSTALL_HINT, import_jax
 
 __all__ = ["make_xla", "XlaCallError", "INSTALL_HINT", "import_jax"]
@@ -141,6 +141,60 @@ class _Adapter:
         self.zeros = {p: v for p, v in flat}
         self.names = ["/".join(map(str, p)) for p in self.paths]
         self.last_error = None
+        self.native = None if envpool else _native_step(env, self.paths)
+        if self.native is not None:
+            self.native_addr = self.native.address
+            self.py_rows = [k for k, p in enumerate(self.paths)
+                            if p[0] == 4 and p[1] not in ("env_id", "_env_id")]
+            self.native_begin = (self.native_addr, bool(self.py_rows))
+
+    # the native step (cypool.xla._native): the façade's part, around the nogil call
+    def begin(self):
+        """With the GIL, before the engine steps: VectorEnv.step's checks, under its lock
+        (kept until end())."""
+        env = self.env()
+        env._lock.acquire()
+        try:
+            env._check_ready_to_step()
+            if env._in_flight.any():
+                raise ValueError("cypool: step() while results of send() are waiting; call "
+                                 "recv() first")
+        except BaseException:
+            env._lock.release()
+            raise
+        return self.native_begin
+
+    def end(self, status, args, res):
+        """After the native step: the info keys computed in Python, or the Python path's
+        error for a failed status; releases the lock."""
+        from cypool.xla import _native as nat
+        env = self.env()
+        try:
+            if status == nat.NATIVE_OK:
+                if self.py_rows:
+                    e = env._engine
+                    info = env._info_dict(e.info_kind_arr, e.info, None)
+                    extra = set(info) - {p[1] for p in self.paths if p[0] == 4}
+                    if extra:
+                        raise XlaCallError(f"cypool: the result holds info keys "
+                                           f"{sorted(extra)}, which xla() did not declare")
+                    vals = [info.get(self.paths[k][1], self.zeros[self.paths[k]])
+                            for k in self.py_rows]
+                    fill([res[k] for k in self.py_rows], vals,   # res: every result
+                         [self.names[k] for k in self.py_rows])
+                return
+            if status == nat.NATIVE_BAD_ACTION and args:
+                env._family.load_actions(args[0], None)     # raises the Python path's error
+                raise XlaCallError("cypool: the native step refused an action batch that "
+                                   "load_actions accepts")
+            if status == nat.NATIVE_FAILED:
+                env._check_failures()                       # raises EngineError
+            if status == nat.NATIVE_NO_STREAM:
+                raise RuntimeError("cypool: call reset() (or async_reset()) before stepping")
+            raise XlaCallError(f"cypool: the native step failed with status {status} (its "
+                               "buffers do not match what xla() declared)")
+        finally:
+            env._lock.release()
 
     def env(self):
         env = self._env()
@@ -178,6 +232,57 @@ class _Adapter:
             raise XlaCallError(f"cypool: the result holds {sorted(extra)}, which xla() did not "
                                "declare")
         fill(res, [got[p] if p in got else self.zeros[p] for p in self.paths], self.names)
+
+
+def _native_step(env, paths):
+    """A cypool.xla._native.NativeStep for env, or None where only the Python route is
+    exact: async mode, autoreset other than next_step, Tuple/Dict observations, MultiDiscrete
+    actions, Box actions outside MuJoCo (classic control's Box envs validate more in
+    set_actions)."""
+    try:
+        from cypool.xla import _native
+    except ImportError:                 # not built (a source checkout without build_ext)
+        return None
+    e, fam = env._engine, env._family
+    mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
+    if env.is_async or "next" not in mode or env._obs_structure is not None:
+        return None
+    actions = getattr(e, "actions", None)
+    if not isinstance(actions, np.ndarray) or not actions.flags.c_contiguous:
+        return None
+    space = env.single_action_space
+    act_f32, n = None, 0
+    module = type(fam).__module__
+    if isinstance(space, gym.spaces.Discrete):
+        if actions.shape != (env.num_envs,) or actions.dtype.kind not in "iu" or \
+                int(space.start) != 0:
+            return None
+        setter = getattr(e, "set_actions", None)
+        if setter is not None and not module.startswith("cypool.atari"):
+            return None
+        n = int(space.n)
+    elif isinstance(space, gym.spaces.Box) and module.startswith("cypool.mujoco"):
+        act_f32 = getattr(e, "act_f32", None)
+        if actions.shape != (env.num_envs,) + space.shape or act_f32 is None:
+            return None
+        act_f32 = np.asarray(act_f32)
+    else:
+        return None
+    roles = []
+    for p in paths:
+        if p[0] < 4:
+            roles.append(p[0] + 1)          # ROLE_OBS .. ROLE_TRUNC
+        elif p[1] == "env_id":
+            roles.append(_native.ROLE_ENV_ID)
+        elif p[1] == "_env_id":
+            roles.append(_native.ROLE_ENV_ID_MASK)
+        else:
+            roles.append(_native.ROLE_PY)
+    sources = [e.outputs["obs"], e.reward, e.terminated, e.truncated]
+    try:
+        return _native.NativeStep(e, actions, act_f32, n, sources, roles)
+    except ValueError:
+        return None
 
 
 # ---------------------------------------------------------------- the jax functions
@@ -268,7 +373,8 @@ def make_xla(env, *, envpool: bool = False):
         adapter.check_open()
         action, env_id = _check_action(jnp, adapter, space, action, env_id)
         args = (check_handle(handle), action) + (() if env_id is None else (env_id,))
-        return out(call_out(*args, op=OP_STEP, **attrs))
+        op = OP_NATIVE if env_id is None and adapter.native is not None else OP_STEP
+        return out(call_out(*args, op=op, **attrs))
 
     send.adapter = recv.adapter = step.adapter = adapter
     return handle, recv, send, step

@@ -13,7 +13,10 @@ import threading
 import numpy as np
 
 OP_SEND, OP_RECV, OP_STEP = 0, 1, 2
-OP_NAMES = {OP_SEND: "send", OP_RECV: "recv", OP_STEP: "step"}
+# the native step (cypool.xla._native, nogil): the handler calls BEGIN, steps, then END
+OP_NATIVE, OP_BEGIN, OP_END = 3, 4, 5
+OP_NAMES = {OP_SEND: "send", OP_RECV: "recv", OP_STEP: "step", OP_BEGIN: "step",
+            OP_END: "step"}
 
 # XLA_FFI_DataType values (xla/ffi/api/c_api.h) of the dtypes a call can carry
 XLA_DTYPES = {1: np.bool_, 2: np.int8, 3: np.int16, 4: np.int32, 5: np.int64, 6: np.uint8,
@@ -53,17 +56,23 @@ def _array(view):
     return np.frombuffer(mv, dtype).reshape(shape)
 
 
-def dispatch(op: int, token: int, ins: list, outs: list) -> None:
+def dispatch(op: int, token: int, ins, outs, status: int = 0):
     """Called by the FFI handler: run op on the env registered under token. ``ins`` and
-    ``outs`` hold (memoryview, XLA element type, shape) of every buffer but the handle."""
+    ``outs`` hold (memoryview, XLA element type, shape) of every buffer but the handle
+    (BEGIN: None; END: only those it needs). BEGIN returns (native step's address, whether
+    END fills results in Python)."""
     adapter = _adapters.get(token)
     if adapter is None:
         raise XlaCallError("cypool: the env behind this xla() handle was closed or garbage-"
                            "collected; call env.xla() on a live env and jit again")
-    args = [_array(v) for v in ins]
-    res = [_array(v) for v in outs]
+    args = [_array(v) for v in ins] if ins else []
+    res = [_array(v) for v in outs] if outs else []
     try:
-        adapter.call(op, args, res)
+        if op == OP_BEGIN:
+            return adapter.begin()
+        if op == OP_END:
+            return adapter.end(status, args, res)
+        return adapter.call(op, args, res)
     except XlaCallError:
         raise
     except BaseException as exc:

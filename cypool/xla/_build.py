@@ -133,10 +133,11 @@ def load():
             if not os.path.exists(path):
                 _build(path, cmd)
             lib = ctypes.PyDLL(path)        # PyDLL: set_dispatch runs with the GIL held
-            from cypool.xla import _bridge
-            lib.cypool_xla_set_dispatch.argtypes = [ctypes.py_object]
+            from cypool.xla import _bridge, _native
+            lib.cypool_xla_set_dispatch.argtypes = [ctypes.py_object, ctypes.py_object]
             lib.cypool_xla_set_dispatch.restype = ctypes.c_int
-            lib.cypool_xla_set_dispatch(_bridge.dispatch)
+            if lib.cypool_xla_set_dispatch(_bridge.dispatch, _native.native_step_capsule()):
+                raise RuntimeError("cypool: env.xla()'s FFI handler refused cypool.xla._native")
             jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.cypool_xla_handler),
                                         platform="cpu", api_version=1)
             _state["lib"] = lib           # kept loaded for the process's life

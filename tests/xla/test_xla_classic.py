@@ -1,5 +1,6 @@
 """env.xla() on CartPole-v1 (sync): a jitted lax.scan / fori_loop of step, send and recv is
 bit-identical to the Python path, and the handle orders every call."""
+import gymnasium as gym
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -109,3 +110,43 @@ def test_two_envs_two_handles_do_not_mix():
     assert_same(jax.device_get(ob), python_steps(b_ref, 1 - acts))
     for e in (a_env, a_ref, b_env, b_ref):
         e.close()
+
+
+def test_native_and_python_routes_agree():
+    # step without env_id takes the native nogil step; with env_id (here every env, in
+    # order) the env's Python step: both equal the Python path
+    env, ref = _pair(6, 2, 4)
+    handle, recv, send, step = env.xla()
+    assert step.adapter.native is not None
+    acts = np.random.default_rng(3).integers(0, 2, (80, 6)).astype(np.int32)
+    ids = jnp.arange(6, dtype=jnp.int32)
+
+    def body(h, a):
+        h, o1 = step(h, a)
+        h, o2 = step(h, 1 - a, ids)
+        return h, (o1, o2)
+    _, (o1, o2) = jax.jit(lambda h, A: jax.lax.scan(body, h, A))(handle, acts)
+    py1, py2 = [], []
+    for a in acts:
+        py1.append(ref.step(a))
+        py2.append(ref.step(1 - a, np.arange(6)))
+    assert_same(jax.device_get(o1), py1)
+    assert_same(jax.device_get(o2), py2)
+    env.close(), ref.close()
+
+
+@pytest.mark.parametrize("env_id", ["Pendulum-v1", "MountainCarContinuous-v0", "Taxi-v4"])
+def test_other_families_python_route(env_id):
+    # Box envs outside MuJoCo check more in set_actions: they take the Python route
+    env = cypool.make_vec(env_id, 4, num_threads=2)
+    ref = cypool.make_vec(env_id, 4, num_threads=2)
+    env.reset(seed=2), ref.reset(seed=2)
+    sp = env.single_action_space
+    rng = np.random.default_rng(0)
+    if isinstance(sp, gym.spaces.Discrete):
+        acts = rng.integers(0, sp.n, (60, 4)).astype(np.int32)
+    else:
+        acts = rng.uniform(sp.low, sp.high, (60, 4) + sp.shape).astype(np.float32)
+    handle, recv, send, step = env.xla()
+    assert_same(scan_steps(step, handle, acts), python_steps(ref, acts), cast=True)
+    env.close(), ref.close()

@@ -83,3 +83,16 @@ def test_pong_int64_actions_x64():
         outs = scan_steps(step, handle, acts)
         assert_same(outs, python_steps(ref, acts))
         env.close(), ref.close()
+
+
+def test_native_route_used_and_bad_box_action():
+    env, ref = _pair("Hopper-v5", 2, 1, 0)
+    handle, recv, send, step = env.xla()
+    assert step.adapter.native is not None
+    bad = np.zeros((2, 3), np.float32)
+    bad[1, 2] = np.inf
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"Hopper-v5.step\(\).*NaN or Inf"):
+        jax.block_until_ready(jax.jit(lambda h: step(h, bad))(handle))
+    a = np.zeros((2, 3), np.float32)           # nothing moved
+    assert np.array_equal(env.step(a)[0], ref.step(a)[0])
+    env.close(), ref.close()
