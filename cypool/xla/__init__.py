@@ -33,6 +33,8 @@ import weakref
 import gymnasium as gym
 import numpy as np
 
+from cypool._core.spec import KindDtype
+
 from cypool.xla._bridge import (OP_NATIVE, OP_RECV, OP_SEND, OP_STEP, XlaCallError, fill,
                                 register, unregister)
 from cypool.xla._build import INSTALL_HINT, import_jax
@@ -128,7 +130,7 @@ class _Adapter:
     Holds the env weakly: a handle outliving its env raises instead of stepping freed
     memory."""
 
-    def __init__(self, env, template, envpool):
+    def __init__(self, env, template, envpool, canon=None):
         self._env = weakref.ref(env)
         self.name = getattr(env, "env_id", None) or getattr(env, "task_id", "env")
         self.envpool = envpool
@@ -141,11 +143,10 @@ class _Adapter:
         self.zeros = {p: v for p, v in flat}
         self.names = ["/".join(map(str, p)) for p in self.paths]
         self.last_error = None
-        self.native = None if envpool else _native_step(env, self.paths)
+        self.native, roles = (None, None) if envpool else _native_step(env, self.paths, canon)
         if self.native is not None:
             self.native_addr = self.native.address
-            self.py_rows = [k for k, p in enumerate(self.paths)
-                            if p[0] == 4 and p[1] not in ("env_id", "_env_id")]
+            self.py_rows = [k for k, r in enumerate(roles) if r == 0]     # ROLE_PY
             self.native_begin = (self.native_addr, bool(self.py_rows))
 
     # the native step (cypool.xla._native): the façade's part, around the nogil call
@@ -234,7 +235,7 @@ class _Adapter:
         fill(res, [got[p] if p in got else self.zeros[p] for p in self.paths], self.names)
 
 
-def _native_step(env, paths):
+def _native_step(env, paths, canon=None):
     """A cypool.xla._native.NativeStep for env, or None where only the Python route is
     exact: async mode, autoreset other than next_step, Tuple/Dict observations, MultiDiscrete
     actions, Box actions outside MuJoCo (classic control's Box envs validate more in
@@ -242,47 +243,82 @@ def _native_step(env, paths):
     try:
         from cypool.xla import _native
     except ImportError:                 # not built (a source checkout without build_ext)
-        return None
+        return None, None
     e, fam = env._engine, env._family
     mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
     if env.is_async or "next" not in mode or env._obs_structure is not None:
-        return None
+        return None, None
     actions = getattr(e, "actions", None)
     if not isinstance(actions, np.ndarray) or not actions.flags.c_contiguous:
-        return None
+        return None, None
     space = env.single_action_space
     act_f32, n = None, 0
     module = type(fam).__module__
     if isinstance(space, gym.spaces.Discrete):
         if actions.shape != (env.num_envs,) or actions.dtype.kind not in "iu" or \
                 int(space.start) != 0:
-            return None
+            return None, None
         setter = getattr(e, "set_actions", None)
         if setter is not None and not module.startswith("cypool.atari"):
-            return None
+            return None, None
         n = int(space.n)
     elif isinstance(space, gym.spaces.Box) and module.startswith("cypool.mujoco"):
         act_f32 = getattr(e, "act_f32", None)
         if actions.shape != (env.num_envs,) + space.shape or act_f32 is None:
-            return None
+            return None, None
         act_f32 = np.asarray(act_f32)
     else:
-        return None
+        return None, None
+    # info keys in C where the family's extra_info is known: none (spec families) or
+    # MuJoCo's warning counts; Atari's (game_length masks) stay in Python
+    from cypool._core.spec import SpecFamily
+    mujoco = module.startswith("cypool.mujoco")
+    native_info = mujoco or isinstance(fam, SpecFamily)
+    layout = {k: (col, w, dt, on_step, on_reset)
+              for k, col, w, dt, on_step, on_reset in env._layout}
+    canon = canon or (lambda d: d)
     roles = []
     for p in paths:
+        key = p[1] if p[0] == 4 else None
+        base = key[1:] if key is not None and key.startswith("_") else key
         if p[0] < 4:
             roles.append(p[0] + 1)          # ROLE_OBS .. ROLE_TRUNC
-        elif p[1] == "env_id":
+        elif key == "env_id":
             roles.append(_native.ROLE_ENV_ID)
-        elif p[1] == "_env_id":
+        elif key == "_env_id":
             roles.append(_native.ROLE_ENV_ID_MASK)
+        elif native_info and mujoco and base == "mujoco_warnings":
+            roles.append(_native.ROLE_WARN if key == base else _native.ROLE_WARN_MASK)
+        elif native_info and base in layout and _exact_in_c(layout[base][2], canon):
+            col, w, _, on_step, on_reset = layout[base]
+            roles.append((_native.ROLE_INFO if key == base else _native.ROLE_INFO_MASK,
+                          col, w, on_step, on_reset))
         else:
             roles.append(_native.ROLE_PY)
     sources = [e.outputs["obs"], e.reward, e.terminated, e.truncated]
     try:
-        return _native.NativeStep(e, actions, act_f32, n, sources, roles)
+        native = _native.NativeStep(e, actions, act_f32, n, sources, roles, e.info,
+                                    e.info_kind_arr, getattr(e, "warnings", None) if mujoco
+                                    else None)
     except ValueError:
-        return None
+        return None, None
+    return native, [r if isinstance(r, int) else r[0] for r in roles]
+
+
+def _exact_in_c(dtype, canon):
+    """Whether casting an info value (a float64 of the engine's rows) straight to the
+    declared dtype gives what the Python path's cast to ``dtype`` then to the declared one
+    gives: plain dtypes only (not "action" or first-reporter typed), and a float or bool
+    dtype or one jax keeps."""
+    if isinstance(dtype, str):      # "action": float32 or float64 as the actions were; the
+        return dtype == "action"    # value was computed in that dtype, so exact either way
+    if isinstance(dtype, KindDtype):
+        return False
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        return False
+    return dtype.kind in "fb" or np.dtype(canon(dtype)) == dtype
 
 
 # ---------------------------------------------------------------- the jax functions
@@ -334,7 +370,7 @@ def make_xla(env, *, envpool: bool = False):
     else:
         env.pool._check_open()
         template = _envpool_template(env)
-    adapter = _Adapter(env, template, envpool)
+    adapter = _Adapter(env, template, envpool, jax.dtypes.canonicalize_dtype)
     token = register(adapter)
     weakref.finalize(env, unregister, token)
     space = env.single_action_space

@@ -20,10 +20,11 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
     uint64_t
 from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_New
 cimport numpy as cnp
 
-from cypool._core._engine cimport Engine, OP_STEP, OP_RESET, cp_load
+from cypool._core._engine cimport Engine, OP_STEP, OP_RESET, INFO_STEP, INFO_RESET, cp_load
 
 import numpy as np
 
@@ -60,6 +61,10 @@ cpdef enum:
     ROLE_TRUNC = 4
     ROLE_ENV_ID = 5
     ROLE_ENV_ID_MASK = 6
+    ROLE_INFO = 7              # an info key: columns of the engine's info rows, 0 where unset
+    ROLE_INFO_MASK = 8         # its "_key" mask
+    ROLE_WARN = 9              # MuJoCo's mujoco_warnings (its family's extra_info)
+    ROLE_WARN_MASK = 10
 
 _XLA = {np.dtype(np.bool_): X_PRED, np.dtype(np.int8): X_S8, np.dtype(np.int16): X_S16,
         np.dtype(np.int32): X_S32, np.dtype(np.int64): X_S64, np.dtype(np.uint8): X_U8,
@@ -122,11 +127,33 @@ cdef inline void _put_i(char* p, int t, int64_t k, int64_t v) noexcept nogil:
         (<uint8_t*> p)[k] = <uint8_t> v
 
 
+cdef inline void _put_f(char* p, int t, int64_t k, double v) noexcept nogil:
+    if t == X_F64:
+        (<double*> p)[k] = v
+    elif t == X_F32:
+        (<float*> p)[k] = <float> v
+    elif t == X_PRED:
+        (<uint8_t*> p)[k] = v != 0
+    else:
+        _put_i(p, t, k, <int64_t> v)
+
+
+cdef inline int64_t _size(int t) noexcept nogil:
+    if t == X_S64 or t == X_U64 or t == X_F64:
+        return 8
+    if t == X_S32 or t == X_U32 or t == X_F32:
+        return 4
+    if t == X_S16 or t == X_U16:
+        return 2
+    return 1
+
+
 cdef void _convert(const char* src, int st, char* dst, int dt, int64_t n) noexcept nogil:
     """dst[k] = src[k] as numpy's astype(dst dtype) gives it for the values results hold."""
     cdef int64_t k
-    cdef double v
-    if dt == X_F64:
+    if st == dt:                                # the usual case: the same dtype
+        memcpy(dst, src, n * _size(st))
+    elif dt == X_F64:
         for k in range(n):
             (<double*> dst)[k] = _get_f(src, st, k)
     elif dt == X_F32:
@@ -156,21 +183,37 @@ cdef class NativeStep:
     cdef int src_t[5]
     cdef int64_t src_n[5]         # elements for the whole batch
     cdef int* roles
+    cdef int64_t* cols            # per result: first info column, width, on_step | on_reset<<1
+    cdef int64_t* widths
+    cdef int* when
     cdef int n_roles
+    cdef const double* info_p     # the engine's info rows (num_envs, info_w), float64
+    cdef int64_t info_w
+    cdef const uint8_t* kind_p    # which keys each row holds (INFO_STEP / INFO_RESET)
+    cdef const int64_t* warn_p    # MuJoCo's warning counts, or NULL
 
     def __cinit__(self):
         self.roles = NULL
+        self.cols = NULL
+        self.widths = NULL
+        self.when = NULL
 
     def __dealloc__(self):
         free(self.roles)
+        free(self.cols)
+        free(self.widths)
+        free(self.when)
 
-    def __init__(self, Engine engine, actions, act_f32, int64_t n_discrete, sources, roles):
+    def __init__(self, Engine engine, actions, act_f32, int64_t n_discrete, sources, roles,
+                 info=None, kinds=None, warnings=None):
         """``actions``: the engine's action array; ``act_f32``: MuJoCo's flag array or None;
         ``n_discrete``: n of a Discrete space, 0 for Box; ``sources``: the engine's obs,
-        reward, terminated and truncated arrays; ``roles``: one ROLE_* per result leaf."""
+        reward, terminated and truncated arrays; ``roles``: per result leaf, ROLE_* or
+        (ROLE_INFO / ROLE_INFO_MASK, first column, width, on_step, on_reset); ``info``,
+        ``kinds``: the engine's info rows and kinds; ``warnings``: MuJoCo's counts (int64)."""
         cdef cnp.ndarray a
         self.engine = engine
-        keep = [actions, act_f32, *sources]
+        keep = [actions, act_f32, *sources, info, kinds, warnings]
         for x in keep:
             if x is not None and not (isinstance(x, np.ndarray) and x.flags.c_contiguous):
                 raise ValueError("cypool xla: the engine's buffers are not C-contiguous arrays")
@@ -195,11 +238,35 @@ cdef class NativeStep:
             self.src_t[r] = _XLA[a.dtype]
             self.src_n[r] = a.size
         self.n_roles = len(roles)
-        self.roles = <int*> malloc(sizeof(int) * max(1, self.n_roles))
-        if self.roles == NULL:
+        cdef size_t m = max(1, self.n_roles)
+        self.roles = <int*> malloc(sizeof(int) * m)
+        self.when = <int*> malloc(sizeof(int) * m)
+        self.cols = <int64_t*> malloc(sizeof(int64_t) * m)
+        self.widths = <int64_t*> malloc(sizeof(int64_t) * m)
+        if self.roles == NULL or self.when == NULL or self.cols == NULL or self.widths == NULL:
             raise MemoryError()
+        self.info_p, self.kind_p, self.warn_p, self.info_w = NULL, NULL, NULL, 0
+        if info is not None:
+            if info.dtype != np.float64 or info.ndim != 2 or kinds.dtype != np.uint8 or \
+                    len(info) != engine.num_envs or len(kinds) != engine.num_envs:
+                raise ValueError("cypool xla: unsupported info rows")
+            self.info_p = <const double*> cnp.PyArray_DATA(info)
+            self.info_w = info.shape[1]
+            self.kind_p = <const uint8_t*> cnp.PyArray_DATA(kinds)
+        if warnings is not None:
+            if warnings.dtype != np.int64 or len(warnings) != engine.num_envs:
+                raise ValueError("cypool xla: unsupported warnings array")
+            self.warn_p = <const int64_t*> cnp.PyArray_DATA(warnings)
         for r, role in enumerate(roles):
-            self.roles[r] = int(role)
+            col, width, flags = 0, 1, 0
+            if isinstance(role, tuple):
+                role, col, width, on_step, on_reset = role
+                flags = bool(on_step) | (bool(on_reset) << 1)
+                if self.info_p == NULL or col < 0 or width < 1 or col + width > self.info_w:
+                    raise ValueError("cypool xla: an info key outside the info rows")
+            if role in (ROLE_WARN, ROLE_WARN_MASK) and self.warn_p == NULL:
+                raise ValueError("cypool xla: mujoco_warnings without a warnings array")
+            self.roles[r], self.cols[r], self.widths[r], self.when[r] = role, col, width, flags
 
     @property
     def address(self):
@@ -237,6 +304,7 @@ cdef class NativeStep:
                   const int* out_t, const int64_t* out_n) noexcept nogil:
         cdef Py_ssize_t i
         cdef int r, role, st
+        cdef int64_t w
         if n_out != self.n_roles:
             return NATIVE_BAD_CALL
         for r in range(n_out):
@@ -245,7 +313,8 @@ cdef class NativeStep:
             role = self.roles[r]
             if ROLE_OBS <= role <= ROLE_TRUNC and out_n[r] != self.src_n[role - 1]:
                 return NATIVE_BAD_CALL
-            if role >= ROLE_ENV_ID and out_n[r] != self.engine.num_envs:
+            if role >= ROLE_ENV_ID and out_n[r] != self.engine.num_envs * \
+                    (self.widths[r] if role == ROLE_INFO else 1):
                 return NATIVE_BAD_CALL
         for i in range(self.engine.num_envs):
             if self.engine.rng[i] == NULL:
@@ -269,7 +338,32 @@ cdef class NativeStep:
             elif role == ROLE_ENV_ID_MASK:
                 for i in range(self.engine.num_envs):
                     _put_i(outs[r], out_t[r], i, 1)
+            elif role == ROLE_INFO or role == ROLE_INFO_MASK:
+                self.info_out(r, outs[r], out_t[r])
+            elif role == ROLE_WARN or role == ROLE_WARN_MASK:
+                for i in range(self.engine.num_envs):   # where a step warned, else 0 / False
+                    w = self.warn_p[i] if (self.kind_p[i] == INFO_STEP and
+                                           self.warn_p[i] > 0) else 0
+                    _put_i(outs[r], out_t[r], i, w if role == ROLE_WARN else w > 0)
         return NATIVE_OK
+
+    cdef void info_out(self, int r, char* out, int t) noexcept nogil:
+        """VectorEnv._info_dict for one key: its columns on the rows that hold it (on a step
+        or a reset, as the key says), 0 elsewhere; or its mask."""
+        cdef Py_ssize_t i
+        cdef int64_t j, w = self.widths[r], col = self.cols[r]
+        cdef int flags = self.when[r]
+        cdef bint has
+        cdef uint8_t kd
+        for i in range(self.engine.num_envs):
+            kd = self.kind_p[i]
+            has = (kd == INFO_STEP and (flags & 1)) or (kd == INFO_RESET and (flags & 2))
+            if self.roles[r] == ROLE_INFO_MASK:
+                _put_i(out, t, i, has)
+            else:
+                for j in range(w):
+                    _put_f(out, t, i * w + j,
+                           self.info_p[i * self.info_w + col + j] if has else 0.0)
 
 
 cdef int _native_step(void* obj, const void* act, int act_t, int64_t act_n, int n_out,

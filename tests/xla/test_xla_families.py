@@ -34,11 +34,12 @@ def test_hopper_float32_actions(threads, seed):
     env.close(), ref.close()
 
 
-@pytest.mark.parametrize("threads,seed", [(1, 3), (2, 11)])
-def test_hopper_float64_actions_x64_exact(threads, seed):
+@pytest.mark.parametrize("threads,seed,dtype", [(1, 3, np.float64), (2, 11, np.float64),
+                                                (2, 6, np.float32)])
+def test_hopper_actions_x64_exact(threads, seed, dtype):
     with x64():
         env, ref = _pair("Hopper-v5", 4, threads, seed)
-        acts = np.random.default_rng(seed).uniform(-1, 1, (80, 4, 3))     # float64
+        acts = np.random.default_rng(seed).uniform(-1, 1, (80, 4, 3)).astype(dtype)
         handle, recv, send, step = env.xla()
         outs = scan_steps(step, handle, acts)
         assert outs[0].dtype == np.float64 and outs[1].dtype == np.float64
