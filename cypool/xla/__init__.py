@@ -269,13 +269,19 @@ def _native_step(env, paths, canon=None):
         act_f32 = np.asarray(act_f32)
     else:
         return None, None
-    # info keys in C where the family's extra_info is known: none (spec families) or
-    # MuJoCo's warning counts; Atari's (game_length masks) stay in Python
+    # info keys in C where the family's extra_info is known: none (spec families), MuJoCo's
+    # warning counts, Atari's (env_id; game_length's and game_return's masks only where
+    # game_length > 0)
     from cypool._core.spec import SpecFamily
     mujoco = module.startswith("cypool.mujoco")
-    native_info = mujoco or isinstance(fam, SpecFamily)
+    atari = module.startswith("cypool.atari")
+    native_info = mujoco or atari or isinstance(fam, SpecFamily)
     layout = {k: (col, w, dt, on_step, on_reset)
               for k, col, w, dt, on_step, on_reset in env._layout}
+    refine = {}
+    if atari and "game_length" in layout:
+        refine = {"_game_length": layout["game_length"][0],
+                  "_game_return": layout["game_length"][0]}
     canon = canon or (lambda d: d)
     roles = []
     for p in paths:
@@ -292,7 +298,7 @@ def _native_step(env, paths, canon=None):
         elif native_info and base in layout and _exact_in_c(layout[base][2], canon):
             col, w, _, on_step, on_reset = layout[base]
             roles.append((_native.ROLE_INFO if key == base else _native.ROLE_INFO_MASK,
-                          col, w, on_step, on_reset))
+                          col, w, on_step, on_reset, refine.get(key, -1)))
         else:
             roles.append(_native.ROLE_PY)
     sources = [e.outputs["obs"], e.reward, e.terminated, e.truncated]

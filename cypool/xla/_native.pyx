@@ -186,6 +186,7 @@ cdef class NativeStep:
     cdef int64_t* cols            # per result: first info column, width, on_step | on_reset<<1
     cdef int64_t* widths
     cdef int* when
+    cdef int64_t* ref_cols        # a mask also needs this info column > 0 (-1: no)
     cdef int n_roles
     cdef const double* info_p     # the engine's info rows (num_envs, info_w), float64
     cdef int64_t info_w
@@ -197,8 +198,10 @@ cdef class NativeStep:
         self.cols = NULL
         self.widths = NULL
         self.when = NULL
+        self.ref_cols = NULL
 
     def __dealloc__(self):
+        free(self.ref_cols)
         free(self.roles)
         free(self.cols)
         free(self.widths)
@@ -243,7 +246,9 @@ cdef class NativeStep:
         self.when = <int*> malloc(sizeof(int) * m)
         self.cols = <int64_t*> malloc(sizeof(int64_t) * m)
         self.widths = <int64_t*> malloc(sizeof(int64_t) * m)
-        if self.roles == NULL or self.when == NULL or self.cols == NULL or self.widths == NULL:
+        self.ref_cols = <int64_t*> malloc(sizeof(int64_t) * m)
+        if self.roles == NULL or self.when == NULL or self.cols == NULL or \
+                self.widths == NULL or self.ref_cols == NULL:
             raise MemoryError()
         self.info_p, self.kind_p, self.warn_p, self.info_w = NULL, NULL, NULL, 0
         if info is not None:
@@ -258,15 +263,18 @@ cdef class NativeStep:
                 raise ValueError("cypool xla: unsupported warnings array")
             self.warn_p = <const int64_t*> cnp.PyArray_DATA(warnings)
         for r, role in enumerate(roles):
-            col, width, flags = 0, 1, 0
+            col, width, flags, ref = 0, 1, 0, -1
             if isinstance(role, tuple):
-                role, col, width, on_step, on_reset = role
+                role, col, width, on_step, on_reset, *rest = role
+                ref = rest[0] if rest else -1
                 flags = bool(on_step) | (bool(on_reset) << 1)
-                if self.info_p == NULL or col < 0 or width < 1 or col + width > self.info_w:
+                if self.info_p == NULL or col < 0 or width < 1 or col + width > self.info_w \
+                        or ref >= self.info_w:
                     raise ValueError("cypool xla: an info key outside the info rows")
             if role in (ROLE_WARN, ROLE_WARN_MASK) and self.warn_p == NULL:
                 raise ValueError("cypool xla: mujoco_warnings without a warnings array")
             self.roles[r], self.cols[r], self.widths[r], self.when[r] = role, col, width, flags
+            self.ref_cols[r] = ref
 
     @property
     def address(self):
@@ -351,7 +359,7 @@ cdef class NativeStep:
         """VectorEnv._info_dict for one key: its columns on the rows that hold it (on a step
         or a reset, as the key says), 0 elsewhere; or its mask."""
         cdef Py_ssize_t i
-        cdef int64_t j, w = self.widths[r], col = self.cols[r]
+        cdef int64_t j, w = self.widths[r], col = self.cols[r], ref = self.ref_cols[r]
         cdef int flags = self.when[r]
         cdef bint has
         cdef uint8_t kd
@@ -359,6 +367,8 @@ cdef class NativeStep:
             kd = self.kind_p[i]
             has = (kd == INFO_STEP and (flags & 1)) or (kd == INFO_RESET and (flags & 2))
             if self.roles[r] == ROLE_INFO_MASK:
+                if ref >= 0:                   # Atari: game_length's mask, only at a game's end
+                    has = has and self.info_p[i * self.info_w + ref] > 0
                 _put_i(out, t, i, has)
             else:
                 for j in range(w):

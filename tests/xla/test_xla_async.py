@@ -28,7 +28,9 @@ def _compare(a, b, num_envs, cast):
     checked = 0
     for i in range(num_envs):
         n = min(len(a[i]), len(b[i]))
-        assert n >= 3, (i, len(a[i]), len(b[i]))
+        # every env came back at least once (its reset); which envs a batch holds depends on
+        # the threads' timing, so an env can get few results in one of the two runs
+        assert n >= 1, (i, len(a[i]), len(b[i]))
         for (xo, xr, xt, xu), (po, pr, pt, pu) in zip(a[i][:n], b[i][:n]):
             if cast:
                 po, pr = po.astype(xo.dtype), np.asarray(pr).astype(xr.dtype)
@@ -74,7 +76,7 @@ def _run(env_id, num_envs, batch, threads, seed, table, use_x64):
         py_rec.append((o, r, te, tr, ids))
     assert np.asarray(first[4]).shape == (batch,)
     checked = _compare(_per_env(xla_rec), _per_env(py_rec), num_envs, cast=not use_x64)
-    assert checked >= STEPS
+    assert checked >= 2 * STEPS
     env.close(), ref.close()
 
 

@@ -97,3 +97,16 @@ def test_native_route_used_and_bad_box_action():
     a = np.zeros((2, 3), np.float32)           # nothing moved
     assert np.array_equal(env.step(a)[0], ref.step(a)[0])
     env.close(), ref.close()
+
+
+def test_pong_game_ends_info_native():
+    # time-limit ends write game_length / game_return; their masks hold only there
+    env, ref = _pair("Pong-v5", 3, 2, 2, max_episode_steps=25)
+    handle, recv, send, step = env.xla()
+    assert step.adapter.native is not None and not step.adapter.py_rows
+    acts = np.random.default_rng(4).integers(0, 6, (60, 3)).astype(np.int32)
+    outs = scan_steps(step, handle, acts)
+    py = python_steps(ref, acts)
+    assert sum(int(p[4].get("_game_length", np.zeros(1, bool)).sum()) for p in py) >= 3
+    assert_same(outs, py)
+    env.close(), ref.close()
