@@ -370,7 +370,7 @@ def make_xla(env, *, envpool: bool = False):
             raise ValueError("cypool: xla() supports autoreset_mode 'next_step' and "
                              "'disabled'; same_step's final_obs is an object array, which XLA "
                              "cannot hold")
-        if getattr(env.pool, "members_unit", None):
+        if getattr(env.pool, "unit", 1) != 1:      # a population's whole-member queue items
             raise ValueError("cypool: xla() on a population's pool is not supported")
         template = _vector_template(env)
     else:
