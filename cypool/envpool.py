@@ -43,8 +43,8 @@ FrozenLake's slip rule); EnvPool options that select another variant (Pendulum's
 ``version=0``, FrozenLake sizes other than 4 and 8) are refused, and EnvPool's
 ``Pendulum-v0``, ``Catch-v0`` and ``NChain-v0`` are not served; ``from_pixels=True`` (with ``render_width``, ``render_height``,
 ``render_camera_id``) gives EnvPool's channels-first ``(3, H, W)`` uint8 observations, the
-frames of gymnasium's renderer; ``make_dm`` (dm_env), ``xla()`` and ``render()`` are not
-offered. Invalid
+frames of gymnasium's renderer; ``make_dm`` (dm_env) and ``render()`` are not offered;
+``xla()`` is cypool's (:mod:`cypool.xla`, through ``jax.ffi``). Invalid
 options raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
 """
 from __future__ import annotations
@@ -536,8 +536,10 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         raise RuntimeError("cypool.envpool does not render; use cypool.make_vec")
 
     def xla(self):
-        raise NotImplementedError("envs.xla() needs EnvPool's XLA custom calls; cypool.envpool "
-                                  "has none")
+        """EnvPool's ``handle, recv, send, step`` (see :mod:`cypool.xla`; needs
+        ``pip install "cypool[jax]"``)."""
+        from cypool.xla import make_xla
+        return make_xla(self, envpool=True)
 
     def close(self, **kwargs):
         self.pool.close()

@@ -672,6 +672,13 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             return tuple(frames)
 
     # ------------------------------------------------------------------ extras
+    def xla(self):
+        """EnvPool's ``handle, recv, send, step``: jittable jax functions that step this env
+        inside ``jax.jit`` / ``lax.scan`` (see :mod:`cypool.xla`; needs
+        ``pip install "cypool[jax]"``)."""
+        from cypool.xla import make_xla
+        return make_xla(self)
+
     def episode_statistics(self, copy: bool = True):
         """Per-env episode statistics kept by the native loop: the running return and length,
         the last finished episode's return and length, finished episodes and env steps.

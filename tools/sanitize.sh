@@ -21,6 +21,9 @@
 #      the run; every report (of the test process and of the child processes some tests
 #      start) is written to $CYPOOL_SANITIZE_DIR/asan-report.<pid> and printed at the end.
 #      A clean run: pytest exits 0 and there is no report file.
+#      env.xla()'s FFI handler (cypool/xla/_handler.cc, compiled on first use) is built with
+#      -fsanitize=address too (CYPOOL_XLA_CXXFLAGS, cache in $CYPOOL_SANITIZE_DIR/cache), and
+#      libstdc++ is preloaded after libasan (jaxlib throws C++ exceptions at start-up).
 #      libmujoco, the cached ALE static library and CPython are not instrumented: errors
 #      inside them show only where they pass through functions ASan intercepts.
 #   4. Names the test behind every report: tools/asan_hook.c, compiled into the work directory
@@ -136,7 +139,14 @@ mv "$HOOK.tmp" "$HOOK"
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=0:allocator_may_return_null=1:detect_stack_use_after_return=0:symbolize=1:verify_asan_link_order=0:log_path=$WORK/asan-report${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export PYTHONMALLOC=malloc
 rm -f "$WORK"/asan-report.*
-export LD_PRELOAD="$HOOK:$LIBASAN${LD_PRELOAD:+:$LD_PRELOAD}"
+# libstdc++ right after libasan: jaxlib throws C++ exceptions while it starts, and ASan's
+# __cxa_throw interceptor aborts if libstdc++ was not loaded when libasan initialised.
+LIBSTDCXX=$(gcc -print-file-name=libstdc++.so.6)
+export LD_PRELOAD="$HOOK:$LIBASAN:$LIBSTDCXX${LD_PRELOAD:+:$LD_PRELOAD}"
+# env.xla()'s FFI handler, compiled on first use (cypool/xla/_build.py): instrumented too,
+# into the work directory's own cache (the flags are part of the cache key)
+export CYPOOL_XLA_CXXFLAGS="-fsanitize=address -fsanitize-recover=address -fno-omit-frame-pointer"
+export CYPOOL_CACHE_DIR="$WORK/cache"
 export PYTHONPATH="$SRC${PYTHONPATH:+:$PYTHONPATH}"
 export CYPOOL_SANITIZER=asan   # RSS bounds are meaningless under ASan's quarantine: skipped
 
