@@ -87,6 +87,9 @@ cdef void _mark(const int64_t* items, Py_ssize_t n, Py_ssize_t group_size, uint8
                 flags[r] = value
 
 
+_NO_KERNEL = "the pool has no"
+
+
 cdef int _no_kernel(char* err, const char* name) noexcept nogil:
     snprintf(err, ERRMSG_LEN,
              "the pool has no %s kernel: env_reset and env_step are cdef nogil methods, "
@@ -793,7 +796,7 @@ cdef class Engine:
                 return out
             for i in range(n):
                 if self.ops[i] != OP_NONE and self.slots[i].status != ST_OK:
-                    out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+                    out.append((i, self._message(i)))
             return out
         idv = np.ascontiguousarray(ids, np.int64)
         for k in range(idv.shape[0]):
@@ -801,8 +804,17 @@ cdef class Engine:
             if i < 0 or i >= n:
                 raise IndexError(f"cypool: env id {i} out of range [0, {n})")
             if self.slots[i].status != ST_OK:
-                out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+                out.append((i, self._message(i)))
         return out
+
+    def _message(self, Py_ssize_t i):
+        """Env i's failure message; Engine's own kernels' (see _no_kernel) name the class
+        that did not override them."""
+        msg = self.slots[i].errmsg.decode("utf-8", "replace")
+        if msg.startswith(_NO_KERNEL):
+            cls = type(self)
+            msg = f"pool {cls.__module__}.{cls.__qualname__} has no" + msg[len(_NO_KERNEL):]
+        return msg
 
     def elapsed(self):
         cdef Py_ssize_t i
