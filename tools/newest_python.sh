@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # cypool on the newest supported Python (3.13) as a user installs it: a fresh venv, a plain
-# `pip install .` (not editable; ALE's build cache in ~/.cache/cypool is reused) and pytest,
-# nothing else; then a smoke subset that needs only the base dependencies: each family's
-# exactness against its reference (classic control, toy text and MuJoCo against gymnasium,
-# the Atari emulator against ale-py's, gymnasium.make's one env against gymnasium's own).
+# `pip install .` (not editable; ALE's build cache in ~/.cache/cypool is reused) and
+# nothing else, checked to run every family; then pytest (and imageio, which gymnasium's
+# MuJoCo reference envs import) and a smoke subset: each family's exactness against its
+# reference (classic control, toy text and MuJoCo against gymnasium, the Atari emulator
+# against ale-py's, gymnasium.make's one env against gymnasium's own).
 # Exit 77 (with the reason) when no Python 3.13 is found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,11 +45,29 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
 else
     cp -r . "$WORK/src"
 fi
-(cd "$WORK/src" && "$VPY" -m pip install -q . pytest)
+(cd "$WORK/src" && "$VPY" -m pip install -q .)
 echo "newest_python.sh: venv and pip install . took ${SECONDS}s"
 # the installed cypool is the one imported (not the checkout's, built for another Python)
-(cd "$WORK" && "$VPY" -c "import cypool, sys; f = cypool.__file__; print('cypool from', f);
-sys.exit('site-packages' not in f)")
+# and it runs every family with the base dependencies alone (a one-env gymnasium.make too)
+(cd "$WORK" && "$VPY" -c "
+import sys, numpy as np, gymnasium as gym, cypool
+f = cypool.__file__
+print('cypool from', f)
+if 'site-packages' not in f:
+    sys.exit('not the installed cypool')
+for i in ('CartPole-v1', 'Acrobot-v1', 'Taxi-v4', 'Hopper-v5', 'Pong-v5'):
+    env = cypool.make_vec(i, 2)
+    env.reset(seed=0)
+    env.step(np.stack([env.single_action_space.sample() for _ in range(2)]))
+    env.close()
+one = gym.make('cypool/Hopper-v5', render_mode='rgb_array')
+one.reset(seed=0)
+assert one.render().shape[-1] == 3
+one.close()
+")
+# the tests' own needs: pytest, and imageio, which gymnasium's MuJoCo envs (the reference)
+# import (gymnasium[mujoco]); cypool itself runs without it (checked above)
+"$VPY" -m pip install -q pytest imageio
 if "$VPY" -m pip list --format=freeze | grep -qi -E "^(torch|envpool|ray|opencv)"; then
     echo "newest_python.sh: the venv holds a test extra; it must not"; exit 1
 fi
