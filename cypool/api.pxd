@@ -15,6 +15,10 @@
 # EnvRow: env i's rows, from self.row_of(i, &row): obs, info, rew, term, trunc, its numpy
 #   random stream rng (a bitgen_t*, for numpy.random.c_distributions) and err, the
 #   ERRMSG_LEN-byte message of a failed status.
+# Snapshots (get_state/set_state, pickling, deepcopy) need the pool to say what its envs'
+#   own state is: the def hooks _env_state/_check_env_state/_set_env_state, or a class
+#   attribute state_arrays = ("positions", ...) naming per-env numpy arrays (() for none);
+#   a pool with neither still runs, but its snapshots raise TypeError (see cypool/api.py).
 # ST_OK / ST_ENGINE_ERROR: what a kernel returns; ST_ENGINE_ERROR with a message in row.err
 #   raises cypool.EngineError after the batch, naming the env.
 from numpy.random cimport bitgen_t

@@ -40,6 +40,14 @@ The pool's Python side, which register_env checks at every construction:
     set_state installs the engine's part of a state only once every env's part is
     installed; should ``_set_env_state`` still raise, the parts already installed are put
     back (from ``_env_state``) and nothing changes.
+``state_arrays`` (class attribute, optional; beside version 1, which it leaves unchanged)
+    instead of the three hooks: the names of the pool's per-env arrays that hold its envs'
+    own state (numeric numpy arrays with one row per env, readable from Python: ``cdef
+    readonly object positions``); row i of each is saved and restored as env i's.
+    ``state_arrays = ()`` declares that the engine's part (obs rows, random stream,
+    counters) is all of the env's state. A pool that defines neither the hooks nor
+    ``state_arrays`` builds and runs as before, but its get_state/set_state, pickling and
+    ``copy.deepcopy`` raise TypeError naming the pool (they would lose any state it keeps).
 
 Versioning: ``API_VERSION`` changes when any of the above, or ``cypool/api.pxd``, changes
 incompatibly; ``register_env(api_version=...)`` refuses a mismatch, and a pool compiled

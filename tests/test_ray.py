@@ -357,3 +357,25 @@ def test_two_nodes_killed_worker(cluster):
     err = _raises_within(loop, 30, WorkerDiedError)
     assert err.worker == dead and err.env_ids == [2 * dead, 2 * dead + 1]
     env.close()
+
+
+def test_a_registered_task_is_served_by_ray_actors(cluster):
+    """register_task in the driver only: each actor registers the task again (the family's
+    remote_setup) and steps it bit for bit as a local pool does."""
+    import cypool.mujoco
+
+    cypool.mujoco.register_task("RayMyHopper-v0", "cypool.mujoco.tasks.hopper")
+    try:
+        local = cypool.make_vec("RayMyHopper-v0", 4, num_threads=1)
+        remote = ray_vec("RayMyHopper-v0", 4, 2)
+        try:
+            assert_same(remote.reset(seed=2), local.reset(seed=2))
+            rng = np.random.default_rng(0)
+            for _ in range(20):
+                a = rng.uniform(-1, 1, (4, 3))
+                assert_same(remote.step(a), local.step(a))
+        finally:
+            remote.close()
+            local.close()
+    finally:
+        cypool.mujoco.unregister_task("RayMyHopper-v0")

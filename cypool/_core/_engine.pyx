@@ -87,6 +87,9 @@ cdef void _mark(const int64_t* items, Py_ssize_t n, Py_ssize_t group_size, uint8
                 flags[r] = value
 
 
+_NO_KERNEL = "the pool has no"
+
+
 cdef int _no_kernel(char* err, const char* name) noexcept nogil:
     snprintf(err, ERRMSG_LEN,
              "the pool has no %s kernel: env_reset and env_step are cdef nogil methods, "
@@ -196,6 +199,7 @@ def state_dict(v, str what, keys):
     return v
 
 
+_STATE_HOOKS = ("_env_state", "_check_env_state", "_set_env_state")
 _STATE_FIELDS = ("version", "signature", "elapsed", "done", "episode", "rng", "rows", "step",
                  "info", "env")
 _I64 = 2**63
@@ -792,7 +796,7 @@ cdef class Engine:
                 return out
             for i in range(n):
                 if self.ops[i] != OP_NONE and self.slots[i].status != ST_OK:
-                    out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+                    out.append((i, self._message(i)))
             return out
         idv = np.ascontiguousarray(ids, np.int64)
         for k in range(idv.shape[0]):
@@ -800,14 +804,85 @@ cdef class Engine:
             if i < 0 or i >= n:
                 raise IndexError(f"cypool: env id {i} out of range [0, {n})")
             if self.slots[i].status != ST_OK:
-                out.append((i, self.slots[i].errmsg.decode("utf-8", "replace")))
+                out.append((i, self._message(i)))
         return out
+
+    def _message(self, Py_ssize_t i):
+        """Env i's failure message; Engine's own kernels' (see _no_kernel) name the class
+        that did not override them."""
+        msg = self.slots[i].errmsg.decode("utf-8", "replace")
+        if msg.startswith(_NO_KERNEL):
+            cls = type(self)
+            msg = f"pool {cls.__module__}.{cls.__qualname__} has no" + msg[len(_NO_KERNEL):]
+        return msg
 
     def elapsed(self):
         cdef Py_ssize_t i
         return np.array([self.slots[i].elapsed for i in range(self.num_envs)], np.int64)
 
     # ------------------------------------------------------------------ state
+    # How a pool says what its envs' own state is, for get_state/set_state, pickling and
+    # deepcopy: the three state hooks below (API version 1), or the names of the per-env
+    # arrays that hold it (`state_arrays = ("positions", ...)`: row i of each is env i's),
+    # or `state_arrays = ()`: none beyond the engine's rows, stream and counters. A pool
+    # that says nothing may keep state the engine cannot see, so its snapshots are refused
+    # (it still builds and runs: version 1 pools without hooks are unchanged otherwise).
+    state_arrays = None
+
+    def _state_mode(self):
+        """"hooks", "partial" (some of them), "arrays" (state_arrays, () included) or None
+        (nothing declared); TypeError
+        for a declaration that cannot work (hooks and state_arrays both, a name that is not
+        a writable numeric array of one row per env)."""
+        cls = type(self)
+        where = f"cypool: pool {cls.__module__}.{cls.__qualname__}"
+        hooks = [h for h in _STATE_HOOKS if getattr(cls, h) is not getattr(Engine, h)]
+        names = cls.state_arrays
+        if names is not None:
+            if hooks:
+                raise TypeError(f"{where} defines both state hooks ({', '.join(hooks)}) and "
+                                "state_arrays; define one of the two")
+            if not isinstance(names, tuple) or not all(isinstance(n, str) for n in names):
+                raise TypeError(f"{where}: state_arrays must be a tuple of attribute names "
+                                f"(str), got {names!r}")
+            for name in names:
+                a = getattr(self, name, None)
+                if (not isinstance(a, np.ndarray) or a.ndim < 1
+                        or a.shape[0] != self.num_envs or a.dtype.kind not in "biufc"
+                        or not a.flags.writeable):
+                    got = type(a).__name__ if not isinstance(a, np.ndarray) else \
+                        f"array {a.shape} {a.dtype}"
+                    raise TypeError(
+                        f"{where}: state_arrays names {name!r}, which must be a writable "
+                        f"numeric numpy array with one row per env ({self.num_envs}) that "
+                        f"Python can read (a `cdef readonly object` or `public` attribute), "
+                        f"got {got}")
+            return "arrays"
+        if not hooks:
+            return None
+        return "hooks" if len(hooks) == len(_STATE_HOOKS) else "partial"
+
+    def _check_snapshot(self):
+        """TypeError unless the pool said what its envs' own state is (see state_arrays)."""
+        mode = self._state_mode()
+        cls = type(self)
+        if mode == "partial":
+            hooks = [h for h in _STATE_HOOKS if getattr(cls, h) is not getattr(Engine, h)]
+            missing = [h for h in _STATE_HOOKS if h not in hooks]
+            raise TypeError(f"cypool: pool {cls.__module__}.{cls.__qualname__} defines "
+                            f"{', '.join(hooks)} but not {', '.join(missing)}: snapshots "
+                            "need all three state hooks (_env_state, _check_env_state, "
+                            "_set_env_state)")
+        if mode is None:
+            raise TypeError(
+                f"cypool: pool {cls.__module__}.{cls.__qualname__} does not say what state "
+                "its envs keep, so get_state/set_state, pickling and copy.deepcopy would "
+                "lose it: define its state hooks _env_state(i), _check_env_state(i, state) "
+                "and _set_env_state(i, state); or name the arrays that hold it as a class "
+                "attribute, state_arrays = ('positions', ...) (row i of each is env i's "
+                "state); or, if its obs rows, random stream and counters are all its state, "
+                "declare state_arrays = () (docs/custom_envs.md)")
+
     def state_signature(self):
         """What two engines must share for the env states of one to fit the envs of the
         other: the engine class, its outputs and info width, and the family's own part
@@ -821,20 +896,41 @@ cdef class Engine:
         return ()
 
     def _env_state(self, Py_ssize_t i):
-        """A family's part of env i's state: plain picklable values (None: nothing)."""
-        return None
+        """A family's part of env i's state: plain picklable values (None: nothing). The
+        default: row i of each of state_arrays, as bytes."""
+        names = type(self).state_arrays
+        if not names:
+            return None
+        return {name: getattr(self, name)[i].tobytes() for name in names}
 
     def _check_env_state(self, Py_ssize_t i, state):
         """Raise ValueError unless a family part `state` fits env i; change nothing. The
         check must be complete: every value _set_env_state would refuse or fail to convert
         is refused here. It may return the part converted to plain values (installed
         instead of `state`); None installs `state` as it is."""
-        if state is not None:
-            raise ValueError("this family keeps no env state of its own")
+        names = type(self).state_arrays
+        if not names:
+            if state is not None:
+                raise ValueError("this family keeps no env state of its own")
+            return None
+        state_dict(state, "state_arrays", names)
+        out = {}
+        for name in names:
+            a = getattr(self, name)
+            raw = state_bytes(state[name], f"state_arrays[{name!r}]", a[i].nbytes)
+            if a.dtype == np.bool_ and np.frombuffer(raw, np.uint8).max(initial=0) > 1:
+                raise ValueError(f"state_arrays[{name!r}]: not bools")
+            out[name] = raw
+        return out
 
     def _set_env_state(self, Py_ssize_t i, state):
         """Install a family part checked by _check_env_state (or, to undo a failed
         set_state, one _env_state returned)."""
+        names = type(self).state_arrays
+        if names:
+            for name in names:
+                a = getattr(self, name)
+                a[i] = np.frombuffer(state[name], a.dtype).reshape(a.shape[1:])
 
     def get_state(self, ids):
         """The whole dynamic state of envs `ids` (one dict each, plain picklable values): the
@@ -843,6 +939,7 @@ cdef class Engine:
         family's part. Configuration (kwargs, time limits) is not part of it. Call it with
         no batch running these envs; every env must have been reset once."""
         cdef Py_ssize_t i
+        self._check_snapshot()
         idx = self._id_list(ids)
         sig = self.state_signature()
         out = []
@@ -872,6 +969,7 @@ cdef class Engine:
         then installed, so a bad state changes no env. Call it with no batch running these
         envs."""
         cdef Py_ssize_t i, k
+        self._check_snapshot()
         idx = self._id_list(ids)
         if not isinstance(states, (list, tuple)):
             raise ValueError(f"cypool: states must be a list of env states, got "

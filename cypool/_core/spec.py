@@ -660,6 +660,7 @@ class SpecFamily:
         if engine.info.shape[1] < width:
             raise TypeError(f"{where} has {engine.info.shape[1]} info column(s); info_keys "
                             f"names {width} column(s)")
+        engine._state_mode()             # a state_arrays declaration that cannot work
         act = getattr(engine, "actions", None)
         asp = self.single_action_space
         want = (n,) + tuple(asp.shape)

@@ -49,12 +49,15 @@ cdef void* SINF_DATA = NULL
 
 
 cdef f32_loop _float_loop(cnp.ufunc u, void** data) except NULL:
+    # The 'f->f' loop's index from the ufunc's Python `types` list (its order is the C
+    # arrays'): numpy 2.5's Cython declarations of ufunc no longer have the C `types` field,
+    # so `u.types` would be that list, indexed past its end (a crash at import).
     cdef int k
-    for k in range(u.ntypes):
-        if u.types[2 * k] == cnp.NPY_FLOAT and u.types[2 * k + 1] == cnp.NPY_FLOAT:
+    sigs = (<object> u).types
+    if "f->f" in sigs:
+        k = sigs.index("f->f")
+        if 0 <= k < u.ntypes and u.functions[k] != NULL:
             data[0] = u.data[k]
-            if u.functions[k] == NULL:
-                break
             return <f32_loop> <void*> u.functions[k]
     raise ImportError(f"cypool: numpy's {u.__name__} has no float32 loop")
 

@@ -87,6 +87,9 @@ def task_module(env_id):
 
 
 TASK_API = ("ID", "MAX_EPISODE_STEPS", "DEFAULTS", "INFO", "configure", "task_capsule")
+# the public task API's version (cypool.mujoco.api, api.pxd); a module's optional API_VERSION
+# must equal it
+TASK_API_VERSION = 1
 
 
 def register_task(env_id: str, module: str, *, replace: bool = False) -> None:
@@ -96,8 +99,10 @@ def register_task(env_id: str, module: str, *, replace: bool = False) -> None:
     ``MAX_EPISODE_STEPS``, ``DEFAULTS`` (the kwargs with their defaults, ``xml_file`` and
     ``frame_skip`` among them), ``INFO`` (``[(key, width, dtype, on_step, on_reset), ...]``),
     ``configure(model, kwargs) -> (parameter row, observation size)``, and
-    ``task_capsule()`` returning its two nogil kernels (``cypool.mujoco._task.export_task``);
-    build it with ``cypool.mujoco.extension_kwargs()``. The id then works everywhere a
+    ``task_capsule()`` returning its two nogil kernels (``export_task`` of the public
+    ``cypool/mujoco/api.pxd``; docs/mujoco_tasks.md), and optionally ``API_VERSION``
+    (refused unless it is ``TASK_API_VERSION``); build it with
+    ``cypool.mujoco.extension_kwargs()``. The id then works everywhere a
     built-in MuJoCo id does (make_vec, populations, ``gymnasium.make_vec("cypool/<id>")`` and
     ``gymnasium.make``, registered at once; the Ray backend, whose actors register the task
     again: ``module`` must be importable there).
@@ -132,6 +137,10 @@ def register_task(env_id: str, module: str, *, replace: bool = False) -> None:
     if missing:
         raise TypeError(f"register_task: {module} lacks {missing} (see cypool.mujoco."
                         "register_task's documentation for a task module's shape)")
+    version = getattr(mod, "API_VERSION", TASK_API_VERSION)
+    if type(version) is not int or version != TASK_API_VERSION:
+        raise ValueError(f"register_task: {module} was written for cypool's MuJoCo task API "
+                         f"version {version!r}; this cypool implements {TASK_API_VERSION}")
     if not isinstance(mod.DEFAULTS, dict):
         raise TypeError(f"register_task: {module}.DEFAULTS must be a dict, got "
                         f"{type(mod.DEFAULTS).__name__}")

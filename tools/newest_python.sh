@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# cypool on the newest supported Python (3.13) as a user installs it: a fresh venv, a plain
+# `pip install .` (not editable; ALE's build cache in ~/.cache/cypool is reused) and
+# nothing else, checked to run every family; then pytest (and imageio, which gymnasium's
+# MuJoCo reference envs import) and a smoke subset: each family's exactness against its
+# reference (classic control, toy text and MuJoCo against gymnasium, the Atari emulator
+# against ale-py's, gymnasium.make's one env against gymnasium's own).
+# Exit 77 (with the reason) when no Python 3.13 is found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WANT=3.13
+
+runs() { [ -n "$1" ] && "$1" -c "import sys; sys.exit(sys.version_info[:2] != (3, 13))" 2>/dev/null; }
+
+PY=""
+cand=$(command -v "python$WANT" || true)                   # on PATH (a pyenv shim may not run)
+if runs "$cand"; then PY=$cand; fi
+if [ -z "$PY" ] && command -v pyenv >/dev/null; then
+    cand=$(pyenv which "python$WANT" 2>/dev/null || true)  # the selected pyenv versions
+    if runs "$cand"; then PY=$cand; fi
+    if [ -z "$PY" ]; then                                   # any installed pyenv 3.13.x
+        for v in $(pyenv versions --bare 2>/dev/null | grep "^$WANT\.[0-9]*$" | sort -t. -k3 -n -r); do
+            cand=$(PYENV_VERSION=$v pyenv which "python$WANT" 2>/dev/null || true)
+            if runs "$cand"; then PY=$cand; break; fi
+        done
+    fi
+fi
+if [ -z "$PY" ]; then
+    echo "newest_python.sh: skipped: no Python $WANT found (neither python$WANT on PATH nor a" \
+         "pyenv $WANT.x); install one (e.g. pyenv install $WANT) to run this step"
+    exit 77
+fi
+echo "newest_python.sh: $("$PY" -VV | head -1) at $PY"
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+"$PY" -m venv "$WORK/venv"
+VPY=$WORK/venv/bin/python
+"$VPY" -m pip install -q --upgrade pip
+# a copy of the source tree (what a clone holds), so that the build leaves no files for
+# another Python in the checkout and reuses none of its build outputs
+mkdir "$WORK/src"
+if git rev-parse --git-dir >/dev/null 2>&1; then
+    git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$WORK/src"
+else
+    cp -r . "$WORK/src"
+fi
+(cd "$WORK/src" && "$VPY" -m pip install -q .)
+echo "newest_python.sh: venv and pip install . took ${SECONDS}s"
+# the installed cypool is the one imported (not the checkout's, built for another Python)
+# and it runs every family with the base dependencies alone (a one-env gymnasium.make too)
+(cd "$WORK" && "$VPY" -c "
+import sys, numpy as np, gymnasium as gym, cypool
+f = cypool.__file__
+print('cypool from', f)
+if 'site-packages' not in f:
+    sys.exit('not the installed cypool')
+for i in ('CartPole-v1', 'Acrobot-v1', 'Taxi-v4', 'Hopper-v5', 'Pong-v5'):
+    env = cypool.make_vec(i, 2)
+    env.reset(seed=0)
+    env.step(np.stack([env.single_action_space.sample() for _ in range(2)]))
+    env.close()
+one = gym.make('cypool/Hopper-v5', render_mode='rgb_array')
+one.reset(seed=0)
+assert one.render().shape[-1] == 3
+one.close()
+")
+# the tests' own needs: pytest, and imageio, which gymnasium's MuJoCo envs (the reference)
+# import (gymnasium[mujoco]); cypool itself runs without it (checked above)
+"$VPY" -m pip install -q pytest imageio
+if "$VPY" -m pip list --format=freeze | grep -qi -E "^(torch|envpool|ray|opencv)"; then
+    echo "newest_python.sh: the venv holds a test extra; it must not"; exit 1
+fi
+# PYTHONSAFEPATH: the working directory (the checkout) is not put on sys.path
+PYTHONSAFEPATH=1 "$WORK/venv/bin/pytest" -q -p no:cacheprovider \
+    tests/classic/test_classic_control.py tests/toy_text/test_toy_text.py \
+    tests/mujoco/test_exactness.py tests/atari/test_phosphor_blend.py tests/test_single_env.py
+echo "newest_python.sh: done in ${SECONDS}s"
