@@ -98,7 +98,6 @@ def test_call_errors_print_no_internal_object(task_id):
         "reset_mask": lambda: env.reset(options={"reset_mask": [1]}),
         "recv": lambda: env.recv(),
         "render": lambda: env.render(),
-        "xla": lambda: env.xla(),
     }
     for name, f in calls.items():
         try:

@@ -235,6 +235,15 @@ class _Adapter:
         fill(res, [got[p] if p in got else self.zeros[p] for p in self.paths], self.names)
 
 
+def _family_module(fam):
+    """The module that defines env's family: its spec's build hook's (MuJoCo's, Atari's), or
+    the family class's for a spec without one."""
+    hook = getattr(getattr(fam, "spec", None), "build", None)
+    if hook is None:
+        return type(fam).__module__
+    return getattr(getattr(hook, "func", hook), "__module__", None) or ""
+
+
 def _native_step(env, paths, canon=None):
     """A cypool.xla._native.NativeStep for env, or None where only the Python route is
     exact: async mode, autoreset other than next_step, Tuple/Dict observations, MultiDiscrete
@@ -253,7 +262,7 @@ def _native_step(env, paths, canon=None):
         return None, None
     space = env.single_action_space
     act_f32, n = None, 0
-    module = type(fam).__module__
+    module = _family_module(fam)
     if isinstance(space, gym.spaces.Discrete):
         if actions.shape != (env.num_envs,) or actions.dtype.kind not in "iu" or \
                 int(space.start) != 0:
