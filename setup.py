@@ -22,7 +22,7 @@ from setuptools import Extension, setup
 ROOT = Path(__file__).parent.resolve()
 sys.path.insert(0, str(ROOT))  # build backends do not put the project on sys.path
 from buildtools.ale_build import ensure_ale  # noqa: E402
-MUJOCO_VERSION = "4.0.0"
+MUJOCO_VERSION = "4.0.1"
 
 
 def _env_flag(name):
