@@ -10,6 +10,7 @@ BUILTIN_FAMILIES = (
     "cypool.atari.registration",
     "cypool.classic",
     "cypool.toy_text.registration",
+    "cypool.dm_control.registration",
 )
 
 for _module in BUILTIN_FAMILIES:

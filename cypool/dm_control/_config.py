@@ -1,0 +1,28 @@
+"""Values the dm_control kernels take from Python, computed with numpy exactly as
+dm_control's own code computes them (so that the kernels' floats are dm_control's)."""
+import numpy as np
+
+SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC = 0, 1, 2   # _dmc.pxd's enum
+
+
+def sigmoid_scale(sigmoid, value_at_1):
+    """rewards._sigmoids' scale for value_at_1 (numpy's log and sqrt)."""
+    if sigmoid == SIG_GAUSSIAN:
+        return float(np.sqrt(-2 * np.log(value_at_1)))
+    if sigmoid == SIG_LINEAR:
+        return float(1 - value_at_1)
+    if sigmoid == SIG_QUADRATIC:
+        return float(np.sqrt(1 - value_at_1))
+    raise ValueError(f"unknown sigmoid {sigmoid!r}")
+
+
+def sensor_adr(model, name):
+    return int(model.sensor(name).adr[0])
+
+
+def body_id(model, name):
+    return int(model.body(name).id)
+
+
+def joint_qpos(model, name):
+    return int(model.joint(name).qposadr[0])
