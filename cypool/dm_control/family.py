@@ -182,9 +182,10 @@ class DmcFamily:
             self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
                                                            np.float64)
         else:
+            # a list of pairs: gymnasium would sort a plain dict's keys
             self.single_observation_space = gym.spaces.Dict(
-                {key: gym.spaces.Box(-np.inf, np.inf, shape, np.float64)
-                 for key, shape in layout})
+                [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
+                 for key, shape in layout])
         self.metadata = {"render_modes": [],
                          "render_fps": int(np.round(1.0 / (model.opt.timestep * n_sub)))}
         self.render_kwargs = {}
