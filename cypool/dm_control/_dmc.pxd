@@ -210,3 +210,42 @@ cdef inline double tolerance(NpMath* mm, double x, double lower, double upper, d
 cdef enum:
     P_NSUB = 0
     P_FIRST = 1
+
+
+cdef inline double np_sum(const double* a, Py_ssize_t n) noexcept nogil:
+    """a.sum() of a contiguous float64 array as numpy adds it (pairwise: sequential below 8
+    elements, eight accumulators up to 128, halves above)."""
+    cdef Py_ssize_t i, j, n2
+    cdef double res
+    cdef double r[8]
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    if n <= 128:
+        for j in range(8):
+            r[j] = a[j]
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[i]
+            i += 1
+        return res
+    n2 = n // 2
+    n2 -= n2 % 8
+    return np_sum(a, n2) + np_sum(a + n2, n - n2)
+
+
+cdef inline double small_control_mean(NpMath* mm, MjEnv* e, double scale) noexcept nogil:
+    """rewards.tolerance(physics.control(), margin=1, value_at_margin=0,
+    sigmoid='quadratic').mean() (nu <= 64)."""
+    cdef double v[64]
+    cdef Py_ssize_t k, n = e.m.nu
+    for k in range(n):
+        v[k] = tolerance(mm, e.d.ctrl[k], 0, 0, 1, SIG_QUADRATIC, scale, False)
+    return np_sum(v, n) / n

@@ -24,10 +24,14 @@ mujoco = import_mujoco()
 
 # domain (its module under cypool.dm_control.tasks) -> the tasks cypool serves
 SUITE = {
+    "acrobot": ("swingup", "swingup_sparse"),
     "ball_in_cup": ("catch",),
     "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse"),
     "cheetah": ("run",),
     "finger": ("spin",),
+    "hopper": ("stand", "hop"),
+    "pendulum": ("swingup",),
+    "point_mass": ("easy",),
     "reacher": ("easy", "hard"),
     "walker": ("stand", "walk", "run"),
 }

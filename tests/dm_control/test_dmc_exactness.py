@@ -13,7 +13,8 @@ from cypool.dm_control.family import parse_id  # noqa: E402
 PLANET = ["cheetah-run", "walker-walk", "cartpole-swingup", "reacher-easy", "finger-spin",
           "ball_in_cup-catch"]
 MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_sparse",
-        "cartpole-swingup_sparse", "reacher-hard"]
+        "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
+        "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -78,7 +79,8 @@ def test_more_benchmarking_tasks_equal_dm_control(name):
     assert ends >= 2
 
 
-@pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup"])
+@pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
+                                  "point_mass-easy", "acrobot-swingup"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
