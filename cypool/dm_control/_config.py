@@ -26,3 +26,20 @@ def body_id(model, name):
 
 def joint_qpos(model, name):
     return int(model.joint(name).qposadr[0])
+
+
+def dgemv_routine():
+    """(address, ilp64) of cblas_dgemv in the BLAS numpy calls its ddot from (the same
+    library and naming), or (0, False) when numpy's BLAS was not found."""
+    import ctypes
+
+    from cypool._numpy_blas import ROUTINE
+
+    if ROUTINE.kind != "blas" or not ROUTINE.symbol or "ddot" not in ROUTINE.symbol:
+        return 0, False
+    try:
+        lib = ctypes.CDLL(ROUTINE.library)
+        fn = getattr(lib, ROUTINE.symbol.replace("ddot", "dgemv"))
+    except (OSError, AttributeError):
+        return 0, False
+    return ctypes.cast(fn, ctypes.c_void_p).value or 0, bool(ROUTINE.ilp64)

@@ -21,7 +21,17 @@ cdef enum:
 # one value at a time: each element's result does not depend on its position.
 ctypedef void (*d_loop)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
 
+# cblas_dgemv, LP64 and ILP64
+ctypedef void (*dgemv32_t)(int order, int trans, int m, int n, double alpha, const double* a,
+                           int lda, const double* x, int incx, double beta, double* y,
+                           int incy) noexcept nogil
+ctypedef void (*dgemv64_t)(int order, int trans, long long m, long long n, double alpha,
+                           const double* a, long long lda, const double* x, long long incx,
+                           double beta, double* y, long long incy) noexcept nogil
+
 ctypedef struct NpMath:
+    dgemv32_t dgemv32
+    dgemv64_t dgemv64
     d_loop exp
     void* exp_data
     d_loop log1p
@@ -45,6 +55,14 @@ cdef inline d_loop _double_loop(cnp.ufunc u, void** data) except NULL:
 
 cdef inline int init_math(NpMath* mm) except -1:
     import numpy as np
+    from cypool.dm_control._config import dgemv_routine
+    address, ilp64 = dgemv_routine()
+    mm.dgemv32 = NULL
+    mm.dgemv64 = NULL
+    if address and ilp64:
+        mm.dgemv64 = <dgemv64_t> <size_t> address
+    elif address:
+        mm.dgemv32 = <dgemv32_t> <size_t> address
     mm.exp = _double_loop(np.exp, &mm.exp_data)
     mm.log1p = _double_loop(np.log1p, &mm.log1p_data)
     mm.sin = _double_loop(np.sin, &mm.sin_data)
@@ -63,6 +81,23 @@ cdef inline double call_d(d_loop f, void* data, double x) noexcept nogil:
     steps[1] = sizeof(double)
     f(args, &n, steps, data)
     return y
+
+
+cdef inline void vec3_dot_mat3(NpMath* mm, const double* v, const double* a,
+                               double* out) noexcept nogil:
+    """v.dot(a) for a float64 3-vector and a C-contiguous 3x3 matrix, as numpy computes it:
+    cblas_dgemv(RowMajor, Trans, 3, 3, 1.0, a, 3, v, 1, 0.0, out, 1) (cblasfuncs.c's vector
+    times matrix), through numpy's own BLAS; a left-to-right sum without one."""
+    cdef Py_ssize_t i, j
+    if mm.dgemv64 != NULL:
+        mm.dgemv64(101, 112, 3, 3, 1.0, a, 3, v, 1, 0.0, out, 1)
+    elif mm.dgemv32 != NULL:
+        mm.dgemv32(101, 112, 3, 3, 1.0, a, 3, v, 1, 0.0, out, 1)
+    else:
+        for j in range(3):
+            out[j] = 0.0
+            for i in range(3):
+                out[j] += v[i] * a[3 * i + j]
 
 
 # ------------------------------------------------------------------ legacy RandomState

@@ -30,6 +30,7 @@ SUITE = {
     "cheetah": ("run",),
     "finger": ("spin",),
     "hopper": ("stand", "hop"),
+    "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "pendulum": ("swingup",),
     "point_mass": ("easy",),
     "reacher": ("easy", "hard"),

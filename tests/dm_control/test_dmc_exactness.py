@@ -14,7 +14,8 @@ PLANET = ["cheetah-run", "walker-walk", "cartpole-swingup", "reacher-easy", "fin
           "ball_in_cup-catch"]
 MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_sparse",
         "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
-        "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop"]
+        "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
+        "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state"]
 
 
 def _refs(domain, task, seed, n, time_limit):
