@@ -28,7 +28,7 @@ SUITE = {
     "ball_in_cup": ("catch",),
     "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse"),
     "cheetah": ("run",),
-    "finger": ("spin",),
+    "finger": ("spin", "turn_easy", "turn_hard"),
     "hopper": ("stand", "hop"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "pendulum": ("swingup",),

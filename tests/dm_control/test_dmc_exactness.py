@@ -15,7 +15,8 @@ PLANET = ["cheetah-run", "walker-walk", "cartpole-swingup", "reacher-easy", "fin
 MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_sparse",
         "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
         "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
-        "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state"]
+        "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
+        "finger-turn_easy", "finger-turn_hard"]
 
 
 def _refs(domain, task, seed, n, time_limit):
