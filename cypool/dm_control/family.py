@@ -29,6 +29,7 @@ SUITE = {
     "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse"),
     "cheetah": ("run",),
     "finger": ("spin", "turn_easy", "turn_hard"),
+    "fish": ("upright",),
     "hopper": ("stand", "hop"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "pendulum": ("swingup",),
