@@ -216,7 +216,7 @@ cdef inline void randomize_joints(MjEnv* e) noexcept nogil:
 
 # ------------------------------------------------------------------ rewards.tolerance
 cdef enum:
-    SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC
+    SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL
 
 
 cdef inline double tolerance(NpMath* mm, double x, double lower, double upper, double margin,
@@ -237,6 +237,8 @@ cdef inline double tolerance(NpMath* mm, double x, double lower, double upper, d
         return call_d(mm.exp, mm.exp_data, -0.5 * (pow(y, 2.0) if scalar else y * y))
     if sigmoid == SIG_LINEAR:
         return 1 - y if fabs(y) < 1 else 0.0
+    if sigmoid == SIG_LONG_TAIL:
+        return 1 / ((pow(y, 2.0) if scalar else y * y) + 1)
     # quadratic
     return 1 - (pow(y, 2.0) if scalar else y * y) if fabs(y) < 1 else 0.0
 

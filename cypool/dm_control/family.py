@@ -35,6 +35,7 @@ SUITE = {
     "pendulum": ("swingup",),
     "point_mass": ("easy",),
     "reacher": ("easy", "hard"),
+    "swimmer": ("swimmer6", "swimmer15"),
     "walker": ("stand", "walk", "run"),
 }
 KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False}
@@ -150,7 +151,8 @@ class DmcFamily:
         if member_kwargs is not None:
             raise ValueError(f"{env_id}: populations of dm_control envs are not supported yet")
         kw = merge_kwargs(env_id, mod, dict(kwargs))
-        path = os.path.join(suite_dir(), f"{domain}.xml")
+        path = mod.model_path(task, suite_dir()) if hasattr(mod, "model_path") else \
+            os.path.join(suite_dir(), f"{domain}.xml")
         model = mujoco.MjModel.from_xml_path(path)
         self.env_id, self._mod, self._task, self._model = env_id, mod, task, model
         prm, layout, edits = mod.configure(model, task)

@@ -16,7 +16,8 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
         "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
         "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
-        "finger-turn_easy", "finger-turn_hard", "fish-upright"]
+        "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
+        "swimmer-swimmer15"]
 
 
 def _refs(domain, task, seed, n, time_limit):

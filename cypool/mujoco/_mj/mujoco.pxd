@@ -29,6 +29,7 @@ cdef extern from "mujoco/mujoco.h" nogil:
         int ncam                     # number of cameras
         int ngeom                    # number of geoms
         int ntendon                  # number of tendons
+        mjtSize nsensordata          # number of mjtNums in sensor data vector
         mjtSize nplugin              # number of plugin instances
         mjtSize nbuffer              # number of bytes in buffer
         void* buffer                 # main buffer; all pointers point in it    (nbuffer)
