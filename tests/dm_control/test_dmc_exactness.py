@@ -144,3 +144,25 @@ def test_bad_input_is_refused_before_any_env_moves():
         cypool.make_vec("dm_control/cheetah-run-v0", 1, time_limit=0)
     with pytest.raises(TypeError, match="sparse"):
         cypool.make_vec("dm_control/cheetah-run-v0", 1, sparse=True)
+
+
+def test_same_step_autoreset_gives_the_last_and_the_reset_observation():
+    env = cypool.make_vec("dm_control/walker-walk-v0", 2, num_threads=2, time_limit=0.1,
+                          autoreset_mode="same_step")
+    refs = _refs("walker", "walk", 8, 2, 0.1)
+    env.reset(seed=8)
+    [r.reset() for r in refs]
+    a = np.full((2, 6), 0.4)
+    for t in range(9):
+        obs, rew, term, trunc, info = env.step(a)
+        out = [r.step(a[i]) for i, r in enumerate(refs)]
+        assert rew.tolist() == [ts.reward for ts in out]
+        if t % 4 == 3:      # the time limit: 0.1 s is 4 steps of 0.025 s
+            assert trunc.all() and not term.any()
+            for i, ts in enumerate(out):
+                for key, value in ts.observation.items():
+                    assert np.array_equal(info["final_obs"][i][key], value)
+            _check_obs(obs, [r.step(a[i]) for i, r in enumerate(refs)], "reset")
+        else:
+            assert not trunc.any()
+            _check_obs(obs, out, t)
