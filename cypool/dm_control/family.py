@@ -105,12 +105,16 @@ def merge_kwargs(env_id, mod, kwargs):
 
 
 def n_sub_steps(env_id, mod, kw, timestep):
-    """control.Environment's n_sub_steps."""
-    ek = dict(mod.ENV_KWARGS if hasattr(mod, "ENV_KWARGS") else {})
+    """control.Environment's n_sub_steps; the task's control_timestep and environment_kwargs
+    are combined as dm_control's task functions combine them (and refused where they are)."""
+    ek = dict(kw["environment_kwargs"] or {})
     if mod.CONTROL_TIMESTEP is not None:
+        if "control_timestep" in ek:
+            raise TypeError(f"{env_id}: control.Environment got multiple values for keyword "
+                            "argument 'control_timestep' (this task sets its own)")
+        if "n_sub_steps" in ek:
+            raise ValueError("Both n_sub_steps and control_timestep were supplied.")
         ek["control_timestep"] = mod.CONTROL_TIMESTEP
-    if kw["environment_kwargs"]:
-        ek = dict(kw["environment_kwargs"])
     if "n_sub_steps" in ek:
         n = ek["n_sub_steps"]
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:

@@ -166,3 +166,27 @@ def test_same_step_autoreset_gives_the_last_and_the_reset_observation():
         else:
             assert not trunc.any()
             _check_obs(obs, out, t)
+
+
+@pytest.mark.parametrize("env_kw", [{"n_sub_steps": 3}, {"control_timestep": 0.02}])
+def test_environment_kwargs_equal_dm_control(env_kw):
+    env = cypool.make_vec("dm_control/cheetah-run-v0", 2, num_threads=2, time_limit=0.15,
+                          environment_kwargs=env_kw)
+    refs = [suite.load("cheetah", "run", task_kwargs={"random": 6 + i, "time_limit": 0.15},
+                       environment_kwargs=env_kw) for i in range(2)]
+    obs, _ = env.reset(seed=6)
+    _check_obs(obs, [r.reset() for r in refs], "reset")
+    a = np.full((2, 6), -0.7)
+    ends = 0
+    # walker sets its own control_timestep: dm_control refuses either kwarg on top of it
+    with pytest.raises(ValueError if "n_sub_steps" in env_kw else TypeError):
+        suite.load("walker", "run", environment_kwargs=env_kw)
+    with pytest.raises(ValueError if "n_sub_steps" in env_kw else TypeError):
+        cypool.make_vec("dm_control/walker-run-v0", 1, environment_kwargs=env_kw)
+    for t in range(40):
+        obs, rew, term, trunc, _ = env.step(a)
+        out = [r.step(a[i]) for i, r in enumerate(refs)]
+        _check_obs(obs, out, t)
+        ends += int(trunc.sum())
+        assert [float(x) for x in rew] == [0.0 if ts.first() else ts.reward for ts in out]
+    assert ends >= 4
