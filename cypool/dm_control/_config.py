@@ -45,3 +45,25 @@ def dgemv_routine():
     except (OSError, AttributeError):
         return 0, False
     return ctypes.cast(fn, ctypes.c_void_p).value or 0, bool(ROUTINE.ilp64)
+
+
+def generated_model(name, xml, suite_dir):
+    """A model dm_control generates as a string (swimmer's links, manipulator's props), as a
+    file cypool's pool can load: its includes made absolute, written once per content under
+    the temporary directory."""
+    import hashlib
+    import os
+    import tempfile
+
+    if isinstance(xml, str):
+        xml = xml.encode()
+    xml = xml.replace(b'file="./common/', f'file="{suite_dir}/common/'.encode())
+    folder = os.path.join(tempfile.gettempdir(), f"cypool-dm_control-{os.getuid()}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{name}-{hashlib.sha256(xml).hexdigest()[:16]}.xml")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(xml)
+        os.replace(tmp, path)
+    return path

@@ -40,12 +40,18 @@ ctypedef struct NpMath:
     void* sin_data
     d_loop cos
     void* cos_data
+    d_loop arctan2
+    void* arctan2_data
 
 
 cdef inline d_loop _double_loop(cnp.ufunc u, void** data) except NULL:
-    cdef int k
+    cdef int k, j
+    cdef bint ok
     for k in range(u.ntypes):
-        if u.types[2 * k] == cnp.NPY_DOUBLE and u.types[2 * k + 1] == cnp.NPY_DOUBLE:
+        ok = True
+        for j in range(u.nargs):
+            ok = ok and u.types[u.nargs * k + j] == cnp.NPY_DOUBLE
+        if ok:
             data[0] = u.data[k]
             if u.functions[k] == NULL:
                 break
@@ -67,6 +73,7 @@ cdef inline int init_math(NpMath* mm) except -1:
     mm.log1p = _double_loop(np.log1p, &mm.log1p_data)
     mm.sin = _double_loop(np.sin, &mm.sin_data)
     mm.cos = _double_loop(np.cos, &mm.cos_data)
+    mm.arctan2 = _double_loop(np.arctan2, &mm.arctan2_data)
     return 0
 
 
@@ -98,6 +105,22 @@ cdef inline void vec3_dot_mat3(NpMath* mm, const double* v, const double* a,
             out[j] = 0.0
             for i in range(3):
                 out[j] += v[i] * a[3 * i + j]
+
+
+cdef inline double call_dd(d_loop f, void* data, double x, double y) noexcept nogil:
+    """A binary float64 loop (np.arctan2) on one pair."""
+    cdef double z = 0
+    cdef char* args[3]
+    cdef cnp.npy_intp n = 1
+    cdef cnp.npy_intp steps[3]
+    args[0] = <char*> &x
+    args[1] = <char*> &y
+    args[2] = <char*> &z
+    steps[0] = sizeof(double)
+    steps[1] = sizeof(double)
+    steps[2] = sizeof(double)
+    f(args, &n, steps, data)
+    return z
 
 
 # ------------------------------------------------------------------ legacy RandomState

@@ -31,6 +31,7 @@ SUITE = {
     "finger": ("spin", "turn_easy", "turn_hard"),
     "fish": ("upright",),
     "hopper": ("stand", "hop"),
+    "manipulator": ("bring_ball",),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "pendulum": ("swingup",),
     "point_mass": ("easy",),

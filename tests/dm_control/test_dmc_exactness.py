@@ -17,7 +17,7 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
         "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
         "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
-        "swimmer-swimmer15"]
+        "swimmer-swimmer15", "manipulator-bring_ball"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -190,3 +190,9 @@ def test_environment_kwargs_equal_dm_control(env_kw):
         ends += int(trunc.sum())
         assert [float(x) for x in rew] == [0.0 if ts.first() else ts.reward for ts in out]
     assert ends >= 4
+
+
+def test_manipulator_initial_states_equal_dm_control():
+    """bring_ball's three initial states (object in hand, in the target, anywhere: choice
+    with p) over many resets: 8 envs, episodes of 2 steps."""
+    _run("manipulator-bring_ball", 40, 8, 2, 0.02, 24)

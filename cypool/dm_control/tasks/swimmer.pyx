@@ -9,13 +9,8 @@ from cypool.dm_control._dmc cimport (NpMath, init_math, vec3_dot_mat3, rs_rand, 
                                      randomize_joints, dmc_reset_begin, after_reset, dmc_step,
                                      tolerance, SIG_LONG_TAIL, P_NSUB, P_FIRST, T_TASK)
 
-import hashlib
-import os
-import tempfile
-
-import numpy as np
-
-from cypool.dm_control._config import sigmoid_scale, body_id, SIG_LONG_TAIL as _LT
+from cypool.dm_control._config import (sigmoid_scale, body_id, generated_model,
+                                       SIG_LONG_TAIL as _LT)
 
 cdef enum:
     P_NOSE = P_FIRST, P_HEAD, P_TARGET_Z, P_SIZE, P_SCALE, NPARAM
@@ -31,17 +26,7 @@ CONTROL_TIMESTEP = .03
 
 def model_path(task, suite_dir):
     from dm_control.suite import swimmer
-    xml = swimmer._make_model(int(task[len("swimmer"):]))
-    xml = xml.replace(b'file="./common/', f'file="{suite_dir}/common/'.encode())
-    folder = os.path.join(tempfile.gettempdir(), f"cypool-dm_control-{os.getuid()}")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"{task}-{hashlib.sha256(xml).hexdigest()[:16]}.xml")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(xml)
-        os.replace(tmp, path)
-    return path
+    return generated_model(task, swimmer._make_model(int(task[len("swimmer"):])), suite_dir)
 
 
 def configure(model, task):

@@ -43,6 +43,8 @@ cdef extern from "mujoco/mujoco.h" nogil:
         unsigned char* jnt_limited   # does joint have limits                   (njnt x 1)
         mjtNum* jnt_range            # joint limits                             (njnt x 2)
         mjtNum* dof_damping          # damping coefficient                      (nv x 1)
+        mjtNum* body_pos             # position offset rel. to parent body      (nbody x 3)
+        mjtNum* body_quat            # orientation offset rel. to parent body   (nbody x 4)
         mjtNum* geom_size            # geom-specific size parameters            (ngeom x 3)
         mjtNum* geom_pos             # local position offset rel. to body       (ngeom x 3)
         mjtNum* site_size            # geom size for rendering                  (nsite x 3)
@@ -65,7 +67,9 @@ cdef extern from "mujoco/mujoco.h" nogil:
         int ncon                     # number of detected contacts
         mjtNum* sensordata           # sensor data array                        (nsensordata x 1)
         mjtNum* xpos                 # Cartesian position of body frame         (nbody x 3)
+        mjtNum* xquat                # Cartesian orientation of body frame      (nbody x 4)
         mjtNum* xmat                 # Cartesian orientation of body frame      (nbody x 9)
+        mjtNum* site_xmat            # Cartesian site orientation               (nsite x 9)
         mjtNum* geom_xpos            # Cartesian geom position                  (ngeom x 3)
         mjtNum* xipos                # Cartesian position of body com           (nbody x 3)
         mjtNum* site_xpos            # Cartesian site position                  (nsite x 3)
