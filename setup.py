@@ -25,7 +25,7 @@ ROOT = Path(__file__).parent.resolve()
 sys.path.insert(0, str(ROOT))  # build backends do not put the project on sys.path
 from buildtools.ale_build import ensure_ale  # noqa: E402
 from buildtools.box2d_build import ensure_box2d  # noqa: E402
-MUJOCO_VERSION = "4.0.0"
+MUJOCO_VERSION = "4.0.1"
 
 
 def _env_flag(name):
@@ -89,7 +89,7 @@ def core_ext(name, sources, random=False, flags=()):
                      extra_link_args=OMP_L, **libs)
 
 
-def mujoco_ext(name, sources):
+def mujoco_ext(name, sources, flags=()):
     # The extension finds libmujoco through its soname: `import mujoco` (done by cypool.mujoco
     # before importing any extension) has loaded it; the rpath covers a plain site-packages layout.
     depth = name.count(".")
@@ -100,7 +100,7 @@ def mujoco_ext(name, sources):
         library_dirs=NP_RANDOM_LIB,
         libraries=["npyrandom", "npymath", "m", "dl"],
         define_macros=MACROS + [("CYPOOL_MJ_VERSION", MUJOCO_VERSION.replace(".", ""))],
-        extra_compile_args=C_FLAGS + ["-std=gnu11"],
+        extra_compile_args=C_FLAGS + ["-std=gnu11"] + list(flags),
         extra_link_args=OMP_L + [MJ_LIB, f"-Wl,-rpath,{rpath}"],
     )
 

@@ -11,6 +11,7 @@ BUILTIN_FAMILIES = (
     "cypool.classic",
     "cypool.toy_text.registration",
     "cypool.box2d.registration",
+    "cypool.dm_control.registration",
 )
 
 for _module in BUILTIN_FAMILIES:

@@ -63,6 +63,9 @@ def register_id(env_id: str) -> None:
 
 
 def register_all():
-    """Register every id as ``cypool/<id>`` (see register_id)."""
+    """Register every id as ``cypool/<id>`` (see register_id). An id with a namespace of
+    its own (``dm_control/cheetah-run-v0``) cannot be a gymnasium name under ``cypool/``
+    (gymnasium allows one namespace): those are made with cypool.make_vec only."""
     for env_id in list_envs():
-        register_id(env_id)
+        if "/" not in env_id:
+            register_id(env_id)

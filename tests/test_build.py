@@ -18,8 +18,8 @@ def test_show_config_reports_build():
     if os.environ.get("CYPOOL_NO_OPENMP", "") in ("", "0"):
         assert cfg["built_with_openmp"] is True
         assert cfg["openmp_version"] >= 201107
-    assert cfg["mujoco_compiled"] == 4000000
-    assert cfg["mujoco_runtime"] == mujoco.__version__ == "4.0.0"
+    assert cfg["mujoco_compiled"] == 4000001
+    assert cfg["mujoco_runtime"] == mujoco.__version__ == "4.0.1"
 
 
 def test_num_threads_rules(monkeypatch):

@@ -81,6 +81,24 @@ int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* 
   CP_GUARD_END
 }
 
+int cp_forward(const mjModel* m, mjData* d, char* err) {
+  CP_GUARD_BEGIN(err)
+  mj_forward(m, d);
+  CP_GUARD_END
+}
+
+int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err) {
+  CP_GUARD_BEGIN(err)
+  if (m->opt.integrator != mjINT_RK4) {
+    mj_step2(m, d);
+    for (int k = 1; k < nstep; k++) mj_step(m, d);
+  } else {
+    for (int k = 0; k < nstep; k++) mj_step(m, d);
+  }
+  mj_step1(m, d);
+  CP_GUARD_END
+}
+
 int cp_make_render_context(const mjModel* m, mjvScene* scn, int max_geom, mjrContext* con,
                            char* err) {
   CP_GUARD_BEGIN(err)

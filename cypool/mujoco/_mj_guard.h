@@ -20,6 +20,12 @@ int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* e
 int cp_reset_data(const mjModel* m, mjData* d, char* err);
 /* qpos, qvel <- given; mj_forward (gymnasium's set_state). */
 int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel, char* err);
+/* mj_forward (dm_control's physics.forward; with a model whose opt.disableflags has
+ * mjDSBL_ACTUATION, its physics.reset and after_reset). */
+int cp_forward(const mjModel* m, mjData* d, char* err);
+/* dm_control's Physics.step(nstep) with legacy_step: mj_step2, mj_step x (nstep - 1), mj_step1;
+ * with RK4, mj_step x nstep, mj_step1. ctrl is left as it is. */
+int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err);
 /* mj_loadXML: NULL with the message in err on a parse error or a fatal error (out of memory). */
 mjModel* cp_load_xml(const char* path, char* err, int errlen);
 /* mj_makeData: NULL with the message in err on a fatal error (out of memory). */

@@ -21,9 +21,10 @@ import numpy as np
 from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
                                        mj_version, mj_versionString, mjVERSION_HEADER,
-                                       mjNWARNING)
+                                       mjNWARNING, mj_copyModel, mjDSBL_ACTUATION)
 from cypool.mujoco._task cimport (MjEnv, MjTask, MJ_TASK_ABI, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state,
+                                  cp_forward, cp_dmc_step,
                                   cp_load_xml, cp_make_data)
 from cypool._core._engine import state_bytes, state_dict, state_float, state_int, state_seq
 from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
@@ -108,6 +109,8 @@ cdef MjGuard GUARD
 GUARD.step = cp_step
 GUARD.reset_data = cp_reset_data
 GUARD.set_state = cp_set_state
+GUARD.forward = cp_forward
+GUARD.dmc_step = cp_dmc_step
 
 HEADER_VERSION = mjVERSION_HEADER
 
@@ -181,7 +184,14 @@ def set_timers(bint on):
 cdef class MjPool(Engine):
     """num_envs MuJoCo envs of one task. Built by cypool.mujoco.family; not public."""
     cdef mjModel* m
+    cdef mjModel* m_noact     # m with mjDSBL_ACTUATION (dm_control's reset-time mj_forward)
     cdef mjData** d
+    cdef double* tstate       # task_state doubles per env (MjEnv.tstate), in env snapshots
+    cdef readonly Py_ssize_t task_state
+    cdef double* flat         # obs_split: each env's whole observation, split after a kernel
+    cdef Py_ssize_t obs_dim
+    cdef Py_ssize_t n_split
+    cdef Py_ssize_t* split_len
     cdef MjTask task
     cdef double* prm
     cdef Py_ssize_t prm_w
@@ -208,7 +218,12 @@ cdef class MjPool(Engine):
 
     def __cinit__(self, *args, **kwargs):
         self.m = NULL
+        self.m_noact = NULL
         self.d = NULL
+        self.tstate = NULL
+        self.flat = NULL
+        self.split_len = NULL
+        self.n_split = 0
         self.warn_before = NULL
         self.scratch = NULL
         self.renderer = NULL
@@ -220,10 +235,15 @@ cdef class MjPool(Engine):
 
     def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
                  long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
-                 Py_ssize_t info_width, tuple pixels=None, bint channels_first=False):
+                 Py_ssize_t info_width, tuple pixels=None, bint channels_first=False,
+                 Py_ssize_t task_state=0, obs_split=None):
         """pixels: (height, width) for pixel observations (from_pixels): the observation
         output is the env's rendered frame ((3, height, width) with channels_first), and the
-        task's state observation goes to a second output, "state"."""
+        task's state observation goes to a second output, "state".
+        task_state: doubles of persistent state per env the task keeps (MjEnv.tstate).
+        obs_split: [(output name, shape), ...] whose sizes add up to obs_dim: the task writes
+        its whole observation and the pool splits it into one output per item (a Dict
+        observation; the first name must be "obs")."""
         cdef char err[1000]
         cdef Py_ssize_t i
         cdef MjTask* task
@@ -235,7 +255,26 @@ cdef class MjPool(Engine):
             if "allocate" in msg.lower() or "memory" in msg.lower():
                 raise MemoryError(f"cypool: out of memory loading {xml_path}: {msg}")
             raise ValueError(f"cypool: MuJoCo could not load {xml_path}: {msg}")
-        if pixels is None:
+        self.m_noact = mj_copyModel(NULL, self.m)
+        if self.m_noact == NULL:
+            raise MemoryError(f"cypool: out of memory copying the model of {xml_path}")
+        self.m_noact.opt.disableflags |= mjDSBL_ACTUATION
+        self.obs_dim = obs_dim
+        if obs_split is not None:
+            if pixels is not None:
+                raise ValueError("cypool: obs_split and pixels cannot be combined")
+            outputs = [(name, tuple(shape), np.float64) for name, shape in obs_split]
+            sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in obs_split]
+            if sum(sizes) != obs_dim or outputs[0][0] != "obs":
+                raise ValueError("cypool: obs_split must start with 'obs' and cover obs_dim")
+            self.n_split = len(sizes)
+            self.split_len = <Py_ssize_t*> calloc(self.n_split, sizeof(Py_ssize_t))
+            self.flat = <double*> calloc(num_envs * obs_dim + 1, sizeof(double))
+            if self.split_len == NULL or self.flat == NULL:
+                raise MemoryError("cypool: cannot allocate the observation buffers")
+            for i in range(self.n_split):
+                self.split_len[i] = sizes[i]
+        elif pixels is None:
             outputs = [("obs", (obs_dim,), np.float64)]
         else:
             shape = (3, pixels[0], pixels[1]) if channels_first else (pixels[0], pixels[1], 3)
@@ -251,7 +290,12 @@ cdef class MjPool(Engine):
         self.warn_before = <int*> calloc(num_envs, sizeof(int))
         self.scratch_w = self.m.nq + self.m.nv
         self.scratch = <double*> calloc(num_envs * self.scratch_w + 1, sizeof(double))
-        if self.d == NULL or self.warn_before == NULL or self.scratch == NULL:
+        if task_state < 0:
+            raise ValueError("cypool: task_state must be >= 0")
+        self.task_state = task_state
+        self.tstate = <double*> calloc(num_envs * task_state + 1, sizeof(double))
+        if self.d == NULL or self.warn_before == NULL or self.scratch == NULL or \
+                self.tstate == NULL:
             raise MemoryError("cypool: cannot allocate MuJoCo data")
         for i in range(num_envs):
             err[0] = 0
@@ -260,7 +304,9 @@ cdef class MjPool(Engine):
                 raise MemoryError(f"cypool: out of memory creating MuJoCo data for env {i} of "
                                   f"{num_envs} ({err.decode(errors='replace')})")
         task = <MjTask*> PyCapsule_GetPointer(task_capsule, "cypool.MjTask")
-        if task.abi != MJ_TASK_ABI or task.size != sizeof(MjTask):
+        # layout 1 is a prefix of layout 2 (2 appends fields to MjEnv and MjGuard), so a task
+        # built against 1 runs unchanged
+        if (task.abi != MJ_TASK_ABI and task.abi != 1) or task.size != sizeof(MjTask):
             raise ImportError(f"cypool: the task module was built against MjTask layout "
                               f"{task.abi} ({task.size} bytes), this cypool uses "
                               f"{MJ_TASK_ABI} ({sizeof(MjTask)} bytes): rebuild it")
@@ -288,6 +334,11 @@ cdef class MjPool(Engine):
             free(self.d)
         free(self.warn_before)
         free(self.scratch)
+        free(self.tstate)
+        free(self.flat)
+        free(self.split_len)
+        if self.m_noact != NULL:
+            mj_deleteModel(self.m_noact)
         if self.m != NULL:
             mj_deleteModel(self.m)
 
@@ -310,6 +361,64 @@ cdef class MjPool(Engine):
             self.actions[ids] = actions
             self.act_f32[ids] = f32
 
+    # model fields a task may set before any env runs (dm_control's constant model edits:
+    # finger's hinge damping, reacher's target size), on both models
+    _MODEL_FIELDS = ("dof_damping", "geom_size", "geom_pos", "site_size", "site_pos",
+                     "site_rgba")
+
+    def model_set(self, str field, Py_ssize_t index, double value):
+        """model.<field>.flat[index] = value in the pool's model (and its actuation-disabled
+        copy). Call only before the pool's first reset: the model is shared by every env."""
+        cdef mjModel* mm
+        cdef Py_ssize_t n
+        cdef int which
+        sizes = {"dof_damping": self.m.nv, "geom_size": 3 * self.m.ngeom,
+                 "geom_pos": 3 * self.m.ngeom, "site_size": 3 * self.m.nsite,
+                 "site_pos": 3 * self.m.nsite, "site_rgba": 4 * self.m.nsite}
+        if field not in sizes:
+            raise ValueError(f"cypool: model_set: unknown field {field!r}")
+        n = sizes[field]
+        if not 0 <= index < n:
+            raise IndexError(f"cypool: model_set: {field} index {index} out of range ({n})")
+        for which in range(2):
+            mm = self.m if which == 0 else self.m_noact
+            if field == "dof_damping":
+                mm.dof_damping[index] = value
+            elif field == "geom_size":
+                mm.geom_size[index] = value
+            elif field == "geom_pos":
+                mm.geom_pos[index] = value
+            elif field == "site_size":
+                mm.site_size[index] = value
+            elif field == "site_pos":
+                mm.site_pos[index] = value
+            else:
+                mm.site_rgba[index] = <float> value
+
+    def task_state_of(self, Py_ssize_t i):
+        """A copy of env i's task state (MjEnv.tstate)."""
+        self._check_ids(np.array([i], np.int64))
+        return np.array(<double[:self.task_state + 1]> (self.tstate + i * self.task_state))[
+            :self.task_state]
+
+    def clear_task_state(self, Py_ssize_t i):
+        """Zero env i's task state (a seeded reset of a dm_control env: a new RandomState
+        has no cached Gaussian)."""
+        cdef Py_ssize_t k
+        self._check_ids(np.array([i], np.int64))
+        for k in range(self.task_state):
+            self.tstate[i * self.task_state + k] = 0.0
+
+    cdef inline void _split_obs(self, Py_ssize_t i) noexcept nogil:
+        cdef const double* src = self.flat + i * self.obs_dim
+        cdef double* dst
+        cdef Py_ssize_t k, j
+        for k in range(self.n_split):
+            dst = <double*> self.output_row(k, i)
+            for j in range(self.split_len[k]):
+                dst[j] = src[j]
+            src += self.split_len[k]
+
     cdef inline void _env(self, Py_ssize_t i, MjEnv* e) noexcept nogil:
         cdef EnvRow r
         self.row_of(i, &r)
@@ -328,12 +437,18 @@ cdef class MjPool(Engine):
         e.err = r.err
         e.qpos_buf = self.scratch + i * self.scratch_w
         e.qvel_buf = e.qpos_buf + self.m.nq
+        e.m_noact = self.m_noact
+        e.tstate = self.tstate + i * self.task_state
+        if self.flat != NULL:
+            e.obs = self.flat + i * self.obs_dim
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef MjEnv e
         cdef int st
         self._env(i, &e)
         st = self.task.reset(&e)
+        if st == 0 and self.flat != NULL:
+            self._split_obs(i)
         self.warn_before[i] = cp_warning_count(self.d[i])
         self.warn_p[i] = 0
         if st == 0 and self.pixels:
@@ -345,6 +460,8 @@ cdef class MjPool(Engine):
         cdef int st, w
         self._env(i, &e)
         st = self.task.step(&e)
+        if st == 0 and self.flat != NULL:
+            self._split_obs(i)
         w = cp_warning_count(self.d[i])
         self.warn_p[i] = w - self.warn_before[i]
         self.warn_before[i] = w
@@ -399,18 +516,23 @@ cdef class MjPool(Engine):
         if self.m.nplugin > 0:
             raise ValueError("cypool: env states of models with plugins are not supported "
                              "(a plugin's state lives outside mjData)")
-        return {"buffer": (<char*> d.buffer)[:d.nbuffer], "time": d.time,
-                "warnings": [(d.warning[k].lastinfo, d.warning[k].number)
-                             for k in range(mjNWARNING)],
-                "warn": (self.warn_before[i], int(self.warn_p[i])),
-                "act_f32": int(self.f32_p[i])}
+        out = {"buffer": (<char*> d.buffer)[:d.nbuffer], "time": d.time,
+               "warnings": [(d.warning[k].lastinfo, d.warning[k].number)
+                            for k in range(mjNWARNING)],
+               "warn": (self.warn_before[i], int(self.warn_p[i])),
+               "act_f32": int(self.f32_p[i])}
+        if self.task_state:
+            out["task_state"] = (<char*> (self.tstate + i * self.task_state))[
+                :8 * self.task_state]
+        return out
 
     def _check_env_state(self, Py_ssize_t i, state):
         cdef int k
         if self.m.nplugin > 0:
             raise ValueError("env states of models with plugins are not supported")
         w = "MuJoCo state"
-        st = state_dict(state, w, ("buffer", "time", "warnings", "warn", "act_f32"))
+        keys = ("buffer", "time", "warnings", "warn", "act_f32")
+        st = state_dict(state, w, keys + (("task_state",) if self.task_state else ()))
         warnings = []
         for k, pair in enumerate(state_seq(st["warnings"], f"{w} warnings", mjNWARNING)):
             lastinfo, number = state_seq(pair, f"{w} warnings[{k}]", 2)
@@ -422,7 +544,9 @@ cdef class MjPool(Engine):
                 "warnings": warnings,
                 "warn": (state_int(before, f"{w} warn[0]", -_C_INT, _C_INT),
                          state_int(count, f"{w} warn[1]", -2**63, 2**63)),
-                "act_f32": state_int(st["act_f32"], f"{w} act_f32", 0, 2)}
+                "act_f32": state_int(st["act_f32"], f"{w} act_f32", 0, 2),
+                "task_state": state_bytes(st["task_state"], f"{w} task_state",
+                                          8 * self.task_state) if self.task_state else b""}
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef mjData* d = self.d[i]
@@ -435,6 +559,9 @@ cdef class MjPool(Engine):
             d.warning[k].number = number
         self.warn_before[i], self.warn_p[i] = state["warn"]
         self.f32_p[i] = state["act_f32"]
+        cdef const char* ts = state["task_state"]
+        if self.task_state:
+            memcpy(self.tstate + i * self.task_state, ts, 8 * self.task_state)
 
     # ------------------------------------------------------------------ rendering
     def setup_render(self, int width, int height, int camera_id, dict camera_config,

@@ -17,6 +17,9 @@ ctypedef struct MjGuard:
     int (*reset_data)(const mjModel* m, mjData* d, char* err) noexcept nogil
     int (*set_state)(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* qvel,
                      char* err) noexcept nogil
+    # dm_control's physics calls (cypool.dm_control): mj_forward, and Physics.step(nstep)
+    int (*forward)(const mjModel* m, mjData* d, char* err) noexcept nogil
+    int (*dmc_step)(const mjModel* m, mjData* d, int nstep, char* err) noexcept nogil
 
 # numpy's float64 dot of two contiguous n-vectors, as v.dot(w) computes it: through the BLAS
 # routine numpy itself calls (cypool._numpy_blas), so that the result is numpy's on every CPU.
@@ -38,13 +41,16 @@ ctypedef struct MjEnv:
     char* err            # message buffer (CP_ERRMSG_LEN) for a failed status
     double* qpos_buf     # this env's scratch: nq values (a reset's new qpos)
     double* qvel_buf     # this env's scratch: nv values (a reset's new qvel)
+    const mjModel* m_noact  # m with actuation disabled (dm_control's reset-time mj_forward)
+    double* tstate       # this env's persistent task state (the pool's task_state width;
+                         # kept in env snapshots), e.g. a legacy RandomState's cached Gaussian
 
 ctypedef int (*mj_task_fn)(MjEnv* e) noexcept nogil
 
 # Version of the MjEnv/MjTask layout: a task module built against another layout is refused
 # when a pool reads its capsule (abi and size are checked), instead of being called wrongly.
 cdef enum:
-    MJ_TASK_ABI = 1
+    MJ_TASK_ABI = 2
 
 ctypedef struct MjTask:
     int abi              # MJ_TASK_ABI of the headers the task was built with (export_task)
@@ -74,6 +80,16 @@ cdef inline int sim_reset_data(MjEnv* e) noexcept nogil:
 cdef inline int sim_set_state(MjEnv* e, const double* qpos, const double* qvel) noexcept nogil:
     """gymnasium's set_state: qpos, qvel <- given, then mj_forward."""
     return e.guard.set_state(e.m, e.d, qpos, qvel, e.err)
+
+
+cdef inline int sim_forward(MjEnv* e, bint noact) noexcept nogil:
+    """mj_forward, on the model with actuation disabled when noact."""
+    return e.guard.forward(e.m_noact if noact else e.m, e.d, e.err)
+
+
+cdef inline int sim_dmc_step(MjEnv* e, int nstep) noexcept nogil:
+    """dm_control's legacy Physics.step(nstep) (ctrl as it is)."""
+    return e.guard.dmc_step(e.m, e.d, nstep, e.err)
 
 
 cdef inline double np_norm(MjEnv* e, const double* v, Py_ssize_t n) noexcept nogil:
@@ -117,3 +133,5 @@ cdef extern from "_mj_guard.h" nogil:
     mjModel* cp_load_xml(const char* path, char* err, int errlen)
     mjData* cp_make_data(const mjModel* m, char* err)
     int cp_warning_count(const mjData* d)
+    int cp_forward(const mjModel* m, mjData* d, char* err)
+    int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err)

@@ -9,7 +9,8 @@
 # define them (and which cypool's own tasks and earlier user tasks cimport), keep working.
 # The MjEnv/MjTask layout is versioned by MJ_TASK_ABI, stamped into the capsule by
 # export_task: a task built against another layout is refused with an ImportError when a
-# pool reads its capsule, never called wrongly.
+# pool reads its capsule, never called wrongly. Layout 2 (this one) appends m_noact and tstate
+# to MjEnv, and forward/dmc_step to MjGuard; tasks built against layout 1 still run.
 #
 # MjEnv (one env, given to the task's reset/step kernels; touch only this env):
 #   m          const mjModel*  the pool's model, shared by every env: read only
@@ -24,6 +25,10 @@
 #   term       uint8_t*        this env's terminated flag (term[0]); truncation is cypool's
 #   err        char*           CP_ERRMSG_LEN bytes: the message of a nonzero return
 #   qpos_buf   double*         scratch of nq values; qvel_buf: scratch of nv values
+#   m_noact    const mjModel*  m with actuation disabled (layout 2; dm_control's reset-time
+#                              mj_forward, sim_forward(e, 1))
+#   tstate     double*         this env's persistent task state, the pool's task_state width
+#                              (layout 2; kept in snapshots)
 #   guard, dot                 cypool's guarded MuJoCo calls and numpy's dot: use the
 #                              helpers below, not these pointers
 # MjTask: set .reset and .step (int fn(MjEnv*) noexcept nogil; 0 = ok, nonzero = failed

@@ -28,7 +28,10 @@ def build_task(name):
     ~/.cache/cypool) and put it on sys.path; returns the directory."""
     out = build_extension(name, HERE / f"{name}.pyx", cypool.mujoco.extension_kwargs(),
                           Path.home() / ".cache" / "cypool" / f"test-{name}",
-                          key_extra=Path(cypool.mujoco.__file__).read_bytes())
+                          # rebuilt when the task interface or the MuJoCo it links changes
+                          key_extra=Path(cypool.mujoco.__file__).read_bytes()
+                          + (Path(cypool.mujoco.__file__).parent / "_task.pxd").read_bytes()
+                          + repr(cypool.mujoco.extension_kwargs()).encode())
     sys.path.insert(0, str(out))
     return str(out)
 

@@ -30,6 +30,16 @@ def test_the_real_capsule_is_accepted():
     _pool(hopper.task_capsule())
 
 
+def test_a_layout_1_capsule_is_accepted():
+    """Layout 2 only appends fields to MjEnv and MjGuard: a task built against 1 still runs."""
+    real = _ptr(hopper.task_capsule(), NAME)
+    size = 2 * ctypes.sizeof(ctypes.c_int) + 2 * ctypes.sizeof(ctypes.c_void_p)
+    fake = (ctypes.c_char * size)()
+    ctypes.memmove(fake, real, size)
+    ctypes.cast(fake, ctypes.POINTER(ctypes.c_int))[0] = 1
+    _pool(_new(ctypes.addressof(fake), NAME, None))
+
+
 @pytest.mark.parametrize("field,value", [(0, 0), (0, 99), (1, 8)])
 def test_a_foreign_layout_is_refused(field, value):
     real = _ptr(hopper.task_capsule(), NAME)

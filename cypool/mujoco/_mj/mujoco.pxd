@@ -9,6 +9,15 @@ cdef extern from "mujoco/mujoco.h" nogil:
 
     ctypedef struct mjOption:
         mjtNum timestep              # timestep
+        int integrator               # integration mode (mjtIntegrator)
+        int disableflags             # bit flags for disabling standard features
+
+    int mjINT_RK4
+    int mjDSBL_ACTUATION
+    int mjJNT_FREE
+    int mjJNT_BALL
+    int mjJNT_SLIDE
+    int mjJNT_HINGE
 
     ctypedef struct mjModel:
         int nq                       # number of generalized coordinates = dim(qpos)
@@ -20,6 +29,7 @@ cdef extern from "mujoco/mujoco.h" nogil:
         int ncam                     # number of cameras
         int ngeom                    # number of geoms
         int ntendon                  # number of tendons
+        mjtSize nsensordata          # number of mjtNums in sensor data vector
         mjtSize nplugin              # number of plugin instances
         mjtSize nbuffer              # number of bytes in buffer
         void* buffer                 # main buffer; all pointers point in it    (nbuffer)
@@ -27,6 +37,19 @@ cdef extern from "mujoco/mujoco.h" nogil:
         mjtNum* qpos0                # qpos values at default pose              (nq x 1)
         mjtNum* body_mass            # mass                                     (nbody x 1)
         mjtNum* actuator_ctrlrange   # range of controls                        (nu x 2)
+        int njnt                     # number of joints
+        int* jnt_type                # type of joint (mjtJoint)                 (njnt x 1)
+        int* jnt_qposadr             # start addr in 'qpos' for joint's data    (njnt x 1)
+        unsigned char* jnt_limited   # does joint have limits                   (njnt x 1)
+        mjtNum* jnt_range            # joint limits                             (njnt x 2)
+        mjtNum* dof_damping          # damping coefficient                      (nv x 1)
+        mjtNum* body_pos             # position offset rel. to parent body      (nbody x 3)
+        mjtNum* body_quat            # orientation offset rel. to parent body   (nbody x 4)
+        mjtNum* geom_size            # geom-specific size parameters            (ngeom x 3)
+        mjtNum* geom_pos             # local position offset rel. to body       (ngeom x 3)
+        mjtNum* site_size            # geom size for rendering                  (nsite x 3)
+        mjtNum* site_pos             # local position offset rel. to body       (nsite x 3)
+        float* site_rgba             # rgba when not using material             (nsite x 4)
 
     ctypedef struct mjWarningStat:
         int lastinfo                 # info from last warning
@@ -41,7 +64,13 @@ cdef extern from "mujoco/mujoco.h" nogil:
         mjtNum* qvel                 # velocity                                 (nv x 1)
         mjtNum* act                  # actuator activation                      (na x 1)
         mjtNum* ctrl                 # control                                  (nu x 1)
+        int ncon                     # number of detected contacts
+        mjtNum* sensordata           # sensor data array                        (nsensordata x 1)
         mjtNum* xpos                 # Cartesian position of body frame         (nbody x 3)
+        mjtNum* xquat                # Cartesian orientation of body frame      (nbody x 4)
+        mjtNum* xmat                 # Cartesian orientation of body frame      (nbody x 9)
+        mjtNum* site_xmat            # Cartesian site orientation               (nsite x 9)
+        mjtNum* geom_xpos            # Cartesian geom position                  (ngeom x 3)
         mjtNum* xipos                # Cartesian position of body com           (nbody x 3)
         mjtNum* site_xpos            # Cartesian site position                  (nsite x 3)
         mjtNum* cinert               # com-based body inertia and mass          (nbody x 10)
@@ -56,5 +85,7 @@ cdef extern from "mujoco/mujoco.h" nogil:
     const char* mj_versionString()
     mjModel* mj_loadXML(const char* filename, const void* vfs, char* error, int error_sz)
     void mj_deleteModel(mjModel* m)
+    mjModel* mj_copyModel(mjModel* dest, const mjModel* src)
+    void mju_axisAngle2Quat(mjtNum res[4], const mjtNum axis[3], mjtNum angle)
     mjData* mj_makeData(const mjModel* m)
     void mj_deleteData(mjData* d)

@@ -1,0 +1,271 @@
+"""The dm_control suite on cypool's MuJoCo engine: one pool of one task, built on MjPool.
+
+Env i after ``reset(seed=s)`` is ``suite.load(domain, task, task_kwargs={"random": s + i})``
+after its ``reset()``: each env's random stream is numpy's MT19937 seeded as
+``RandomState(s + i)`` seeds it, drawn with RandomState's legacy algorithms (cypool/dm_control/
+_dmc.pxd); the kernels replay dm_control's physics calls (``Physics.reset``,
+``initialize_episode``, ``after_reset``, the legacy ``Physics.step``) on the same libmujoco.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import os
+
+import gymnasium as gym
+import numpy as np
+
+from cypool._mujoco_import import import_mujoco
+from cypool._validate import MIN_ENV_BYTES, check_pool_memory
+from cypool.errors import check_known_kwargs
+
+mujoco = import_mujoco()
+
+# domain (its module under cypool.dm_control.tasks) -> the tasks cypool serves
+SUITE = {
+    "acrobot": ("swingup", "swingup_sparse"),
+    "ball_in_cup": ("catch",),
+    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse"),
+    "cheetah": ("run",),
+    "finger": ("spin", "turn_easy", "turn_hard"),
+    "fish": ("upright",),
+    "hopper": ("stand", "hop"),
+    "manipulator": ("bring_ball",),
+    "humanoid": ("stand", "walk", "run", "run_pure_state"),
+    "pendulum": ("swingup",),
+    "point_mass": ("easy",),
+    "reacher": ("easy", "hard"),
+    "swimmer": ("swimmer6", "swimmer15"),
+    "walker": ("stand", "walk", "run"),
+}
+KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False}
+_ENV_KWARGS = ("control_timestep", "n_sub_steps")
+PREFIX = "dm_control/"
+TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*)
+
+
+def domain_module(domain):
+    return importlib.import_module(f"cypool.dm_control.tasks.{domain}")
+
+
+def env_ids():
+    return [f"{PREFIX}{d}-{t}-v0" for d, tasks in SUITE.items() for t in tasks]
+
+
+def parse_id(env_id):
+    """(domain, task) of ``dm_control/<domain>-<task>-v0``."""
+    name = env_id[len(PREFIX):-len("-v0")]
+    for d in SUITE:
+        if name.startswith(d + "-"):
+            return d, name[len(d) + 1:]
+    raise ValueError(f"cypool: unknown dm_control id {env_id!r}")
+
+
+def suite_dir():
+    """dm_control's suite folder (its XML models): dm_control must be installed."""
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("cypool's dm_control ids load dm_control's own models: install "
+                          "dm-control (pip install dm-control==1.0.52)")
+    return os.path.join(list(spec.submodule_search_locations)[0], "suite")
+
+
+def _number(env_id, name, v):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                              np.floating)):
+        raise TypeError(f"{env_id}: {name} must be a number, got {v!r}")
+    return float(v)
+
+
+def merge_kwargs(env_id, mod, kwargs):
+    """The complete, checked kwargs: time_limit (seconds, dm_control's task kwarg),
+    environment_kwargs (control_timestep or n_sub_steps), flatten_obs."""
+    check_known_kwargs(env_id, kwargs, KWARGS)
+    kw = dict(KWARGS)
+    kw.update(kwargs)
+    if kw["time_limit"] is None:
+        kw["time_limit"] = mod.TIME_LIMIT
+    tl = _number(env_id, "time_limit", kw["time_limit"])
+    if not tl > 0:
+        raise ValueError(f"{env_id}: time_limit must be > 0 seconds (or inf), got {tl!r}")
+    ek = kw["environment_kwargs"]
+    if ek is not None:
+        if not isinstance(ek, dict):
+            raise TypeError(f"{env_id}: environment_kwargs must be a dict, got {ek!r}")
+        bad = [k for k in ek if k not in _ENV_KWARGS]
+        if bad:
+            raise ValueError(f"{env_id}: environment_kwargs {bad} are not supported (cypool "
+                             f"takes {list(_ENV_KWARGS)}; flatten_obs=True replaces "
+                             "flat_observation)")
+        if len(ek) > 1:
+            raise ValueError("Both n_sub_steps and control_timestep were supplied.")
+    if not isinstance(kw["flatten_obs"], (bool, np.bool_)):
+        raise TypeError(f"{env_id}: flatten_obs must be a bool, got {kw['flatten_obs']!r}")
+    return kw
+
+
+def n_sub_steps(env_id, mod, kw, timestep):
+    """control.Environment's n_sub_steps; the task's control_timestep and environment_kwargs
+    are combined as dm_control's task functions combine them (and refused where they are)."""
+    ek = dict(kw["environment_kwargs"] or {})
+    if mod.CONTROL_TIMESTEP is not None:
+        if "control_timestep" in ek:
+            raise TypeError(f"{env_id}: control.Environment got multiple values for keyword "
+                            "argument 'control_timestep' (this task sets its own)")
+        if "n_sub_steps" in ek:
+            raise ValueError("Both n_sub_steps and control_timestep were supplied.")
+        ek["control_timestep"] = mod.CONTROL_TIMESTEP
+    if "n_sub_steps" in ek:
+        n = ek["n_sub_steps"]
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"{env_id}: n_sub_steps must be an int >= 1, got {n!r}")
+        return int(n)
+    if "control_timestep" in ek:
+        ct = _number(env_id, "control_timestep", ek["control_timestep"])
+        if ct < timestep:
+            raise ValueError(f"Control timestep ({ct}) cannot be smaller than physics "
+                             f"timestep ({timestep}).")
+        if abs(ct / timestep - round(ct / timestep)) > 1e-8:
+            raise ValueError(f"Control timestep ({ct}) must be an integer multiple of physics "
+                             f"timestep ({timestep})")
+        return int(round(ct / timestep))
+    return 1
+
+
+def step_limit(time_limit, timestep, n_sub):
+    """Steps until the time limit's LAST step: the first count >= time_limit / (dt * n_sub)
+    (0: none)."""
+    if time_limit == float("inf"):
+        return 0
+    limit = time_limit / (timestep * n_sub)
+    return max(1, int(math.ceil(limit)))
+
+
+class DmcFamily:
+    """Everything the façade needs for one dm_control pool."""
+
+    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
+                 member_kwargs=None):
+        from cypool.mujoco._pool import MjPool
+
+        domain, task = parse_id(env_id)
+        mod = domain_module(domain)
+        if task not in mod.TASKS:
+            raise ValueError(f"cypool: unknown dm_control task {env_id!r}")
+        if member_kwargs is not None:
+            raise ValueError(f"{env_id}: populations of dm_control envs are not supported yet")
+        kw = merge_kwargs(env_id, mod, dict(kwargs))
+        path = mod.model_path(task, suite_dir()) if hasattr(mod, "model_path") else \
+            os.path.join(suite_dir(), f"{domain}.xml")
+        model = mujoco.MjModel.from_xml_path(path)
+        self.env_id, self._mod, self._task, self._model = env_id, mod, task, model
+        prm, layout, edits = mod.configure(model, task)
+        n_sub = n_sub_steps(env_id, mod, kw, model.opt.timestep)
+        prm[0] = n_sub
+        self._limit = step_limit(kw["time_limit"], model.opt.timestep, n_sub)
+        if max_episode_steps:
+            self._limit = min(self._limit, max_episode_steps) if self._limit else \
+                max_episode_steps
+        sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
+        obs_dim = sum(sizes)
+        check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
+                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE),
+                          f"{env_id} envs")
+        self.kwargs = kw
+        self.info_layout = []
+        self.flatten = bool(kw["flatten_obs"])
+        split = None
+        if not self.flatten:
+            split = [("obs" if k == 0 else f"obs.{key}", shape)
+                     for k, (key, shape) in enumerate(layout)]
+            self.obs_structure = ("dict", {key: name for (key, _), (name, _)
+                                           in zip(layout, split)})
+        self.engine = MjPool(path, num_envs, num_threads, self._limit, mod.task_capsule(task),
+                             np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
+                             None, False, TASK_STATE, split)
+        for field, index, value in edits:
+            self.engine.model_set(field, index, value)
+        self.nu = model.nu
+        lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
+        unlimited = model.actuator_ctrllimited == 0
+        lo[unlimited], hi[unlimited] = -mujoco.mjMAXVAL, mujoco.mjMAXVAL
+        self.single_action_space = gym.spaces.Box(lo, hi, dtype=np.float64)
+        if self.flatten:
+            self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
+                                                           np.float64)
+        else:
+            # a list of pairs: gymnasium would sort a plain dict's keys
+            self.single_observation_space = gym.spaces.Dict(
+                [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
+                 for key, shape in layout])
+        self.metadata = {"render_modes": [],
+                         "render_fps": int(np.round(1.0 / (model.opt.timestep * n_sub)))}
+        self.render_kwargs = {}
+
+    # ------------------------------------------------------------------ façade hooks
+    def seed_env(self, i, seed):
+        """RandomState(seed)'s stream for env i: numpy's MT19937 with its legacy seeding
+        (None: fresh entropy), with no cached Gaussian."""
+        bg = np.random.MT19937()
+        if seed is not None:
+            # env 0 comes first: a batch whose last seed is out of range changes no env
+            last = seed + self.engine.num_envs - 1 if i == 0 else seed
+            if not 0 <= seed <= last < 2 ** 32:
+                raise ValueError(f"cypool: a dm_control env's seed is a RandomState seed: "
+                                 f"0 <= seed + env index < 2**32, got {seed} for env {i} of "
+                                 f"{self.engine.num_envs}")
+            bg._legacy_seeding(int(seed))
+        self.engine.set_generator(i, bg)
+        self.engine.clear_task_state(i)
+
+    def render(self, ids):
+        raise NotImplementedError("cypool: rendering of dm_control ids is not implemented yet")
+
+    def merged_kwargs(self, kwargs):
+        return merge_kwargs(self.env_id, self._mod, kwargs)
+
+    def configure_envs(self, ids, kwargs):
+        kw = merge_kwargs(self.env_id, self._mod, kwargs)
+        if kw != self.kwargs:
+            raise ValueError(f"{self.env_id}: per-env kwargs are not supported yet")
+
+    def set_max_episode_steps(self, ids, limit):
+        self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
+
+    def load_actions(self, actions, env_ids=None):
+        """Validate an action batch and copy it into C (float64, as np.copyto into
+        data.ctrl; dm_control does not clip)."""
+        try:
+            a = np.asarray(actions)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"actions must be an array of shape (num_envs, {self.nu}): {exc}") \
+                from None
+        n = self.engine.num_envs if env_ids is None else len(env_ids)
+        if a.shape != (n, self.nu):
+            raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
+        if not (a.dtype.kind in "iu" or a.dtype in (np.float32, np.float64)):
+            raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
+        a = a.astype(np.float64)
+        if not np.isfinite(a).all():
+            bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
+            raise ValueError(f"actions contain NaN or Inf (env(s) {bad}); dm_control raises "
+                             "PhysicsError (mjWARN_BADCTRL) on them")
+        self.engine.set_actions(a, env_ids, False)
+
+    @property
+    def action_dtype(self):
+        return np.float64
+
+    def action_dtype_of(self, ids):
+        return np.float64
+
+    def extra_info(self, info, kinds, ids):
+        from cypool._core._engine import INFO_KINDS
+        w = self.engine.warnings if ids is None else self.engine.warnings[ids]
+        if not w.any():
+            return
+        hit = (kinds == INFO_KINDS["step"]) & (w > 0)
+        if hit.any():
+            info["mujoco_warnings"] = np.where(hit, w, 0)
+            info["_mujoco_warnings"] = hit

@@ -1,0 +1,193 @@
+"""dm_control suite manipulator (dm_control/suite/manipulator.py): bring_ball.
+
+The model is dm_control's make_model(use_peg=False, insert=False) (the unused props removed),
+written to a temporary file. The target ball is drawn into the model (body_pos, body_quat)
+each episode by dm_control; its geoms do not collide, so here each env keeps it in its task
+state and the observation and reward use it where dm_control reads the target's xpos, xquat
+and site_xpos (a world-body child: its pose as given)."""
+from libc.math cimport M_PI
+from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
+from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand, rs_uniform,
+                                     dmc_reset_begin, after_reset, dmc_step, tolerance,
+                                     SIG_GAUSSIAN, P_NSUB, P_FIRST, T_TASK)
+
+import numpy as np
+
+from cypool.dm_control._config import (sigmoid_scale, sensor_adr, body_id, joint_qpos,
+                                       generated_model, SIG_GAUSSIAN as _G)
+
+cdef enum:
+    P_ARM_Q = P_FIRST, P_ARM_V = P_ARM_Q + 8, P_ARM_LO = P_ARM_V + 8, P_ARM_HI = P_ARM_LO + 8, \
+        P_FINGER = P_ARM_HI + 8, P_THUMB, P_OBJ_Q, P_OBJ_V = P_OBJ_Q + 3, \
+        P_TOUCH = P_OBJ_V + 3, P_HAND = P_TOUCH + 5, P_BALL, P_BALL_SITE, P_GRASP, P_CDF0, \
+        P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, NPARAM
+
+# task state after the Gaussian cache: the target's x, z, qw, qy
+cdef enum:
+    T_X = T_TASK, T_Z, T_QW, T_QY
+
+cdef NpMath MM
+init_math(&MM)
+
+DOMAIN = "manipulator"
+TASKS = ("bring_ball",)
+TIME_LIMIT = 10
+CONTROL_TIMESTEP = .01
+_ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",
+               "thumb", "thumbtip"]
+_TOUCH = ["palm_touch", "finger_touch", "thumb_touch", "fingertip_touch", "thumbtip_touch"]
+cdef double _CLOSE = .01
+
+
+def model_path(task, suite_dir):
+    from dm_control.suite import manipulator
+    return generated_model(task, manipulator.make_model(False, False)[0], suite_dir)
+
+
+def configure(model, task):
+    p = [0.0] * NPARAM
+    for k, name in enumerate(_ARM_JOINTS):
+        j = model.joint(name)
+        p[P_ARM_Q + k] = int(j.qposadr[0])
+        p[P_ARM_V + k] = int(j.dofadr[0])
+        limited = bool(model.jnt_limited[j.id])
+        p[P_ARM_LO + k] = float(model.jnt_range[j.id, 0]) if limited else -np.pi
+        p[P_ARM_HI + k] = float(model.jnt_range[j.id, 1]) if limited else np.pi
+    p[P_FINGER] = joint_qpos(model, "finger")
+    p[P_THUMB] = joint_qpos(model, "thumb")
+    for k, name in enumerate(["ball_x", "ball_z", "ball_y"]):
+        p[P_OBJ_Q + k] = joint_qpos(model, name)
+        p[P_OBJ_V + k] = int(model.joint(name).dofadr[0])
+    for k, name in enumerate(_TOUCH):
+        p[P_TOUCH + k] = sensor_adr(model, name)
+    p[P_HAND] = body_id(model, "hand")
+    p[P_BALL] = body_id(model, "ball")
+    p[P_BALL_SITE] = model.site("ball").id
+    p[P_GRASP] = model.site("grasp").id
+    target = body_id(model, "target_ball")
+    if model.body_parentid[target] != 0 or model.site_bodyid[model.site("target_ball").id] \
+            != target or np.any(model.site_pos[model.site("target_ball").id] != 0):
+        raise ValueError("manipulator: the target ball must hang from the world body, its "
+                         "site at its origin")
+    p[P_TARGET_Y] = float(model.body_pos[target, 1])
+    # RandomState.choice's cdf for p=[_P_IN_HAND, _P_IN_TARGET, 1 - both]
+    probs = np.array([.1, .1, 1 - .1 - .1])
+    cdf = probs.cumsum()
+    cdf /= cdf[-1]
+    p[P_CDF0], p[P_CDF1], p[P_CDF2] = (float(x) for x in cdf)
+    p[P_SCALE] = sigmoid_scale(_G, 0.1)
+    layout = [("arm_pos", (8, 2)), ("arm_vel", (8,)), ("touch", (5,)), ("hand_pos", (4,)),
+              ("object_pos", (4,)), ("object_vel", (3,)), ("target_pos", (4,))]
+    return p, layout, []
+
+
+cdef Py_ssize_t _pose(MjEnv* e, Py_ssize_t b, Py_ssize_t j) noexcept nogil:
+    """body_2d_pose: xpos x, z, xquat qw, qy."""
+    e.obs[j] = e.d.xpos[3 * b]
+    e.obs[j + 1] = e.d.xpos[3 * b + 2]
+    e.obs[j + 2] = e.d.xquat[4 * b]
+    e.obs[j + 3] = e.d.xquat[4 * b + 2]
+    return j + 4
+
+
+cdef void _obs(MjEnv* e) noexcept nogil:
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, j = 0
+    cdef double q
+    for k in range(8):
+        q = e.d.qpos[<Py_ssize_t> p[P_ARM_Q + k]]
+        e.obs[j] = call_d(MM.sin, MM.sin_data, q)
+        e.obs[j + 1] = call_d(MM.cos, MM.cos_data, q)
+        j += 2
+    for k in range(8):
+        e.obs[j] = e.d.qvel[<Py_ssize_t> p[P_ARM_V + k]]
+        j += 1
+    for k in range(5):
+        e.obs[j] = call_d(MM.log1p, MM.log1p_data, e.d.sensordata[<Py_ssize_t> p[P_TOUCH + k]])
+        j += 1
+    j = _pose(e, <Py_ssize_t> p[P_HAND], j)
+    j = _pose(e, <Py_ssize_t> p[P_BALL], j)
+    for k in range(3):
+        e.obs[j] = e.d.qvel[<Py_ssize_t> p[P_OBJ_V + k]]
+        j += 1
+    e.obs[j] = e.tstate[T_X] + 0.0
+    e.obs[j + 1] = e.tstate[T_Z] + 0.0
+    e.obs[j + 2] = e.tstate[T_QW]
+    e.obs[j + 3] = e.tstate[T_QY]
+
+
+cdef int _reset(MjEnv* e) noexcept nogil:
+    cdef const double* p = e.prm
+    cdef Py_ssize_t k, g
+    cdef double tx, tz, ta, ox, oz, oa, u, gx, gz
+    cdef int kind
+    if dmc_reset_begin(e):
+        return 1
+    while True:     # until nothing penetrates
+        for k in range(8):
+            e.d.qpos[<Py_ssize_t> p[P_ARM_Q + k]] = rs_uniform(e, p[P_ARM_LO + k],
+                                                               p[P_ARM_HI + k])
+        e.d.qpos[<Py_ssize_t> p[P_FINGER]] = e.d.qpos[<Py_ssize_t> p[P_THUMB]]
+        tx = rs_uniform(e, -.4, .4)
+        tz = rs_uniform(e, .1, .4)
+        ta = rs_uniform(e, -M_PI, M_PI)
+        e.tstate[T_X] = tx
+        e.tstate[T_Z] = tz
+        e.tstate[T_QW] = call_d(MM.cos, MM.cos_data, ta / 2)
+        e.tstate[T_QY] = call_d(MM.sin, MM.sin_data, ta / 2)
+        # choice(['in_hand', 'in_target', 'uniform'], p=...): searchsorted(cdf, u, 'right')
+        u = rs_rand(e)
+        kind = (p[P_CDF0] <= u) + (p[P_CDF1] <= u) + (p[P_CDF2] <= u)
+        if kind == 1:
+            ox, oz, oa = tx, tz, ta
+        elif kind == 0:
+            if after_reset(e):
+                return 1
+            g = <Py_ssize_t> p[P_GRASP]
+            ox = e.d.site_xpos[3 * g]
+            oz = e.d.site_xpos[3 * g + 2]
+            gx = e.d.site_xmat[9 * g]
+            gz = e.d.site_xmat[9 * g + 6]
+            oa = M_PI - call_dd(MM.arctan2, MM.arctan2_data, gz, gx)
+        else:
+            ox = rs_uniform(e, -.5, .5)
+            oz = rs_uniform(e, 0, .7)
+            oa = rs_uniform(e, 0, 2 * M_PI)
+            e.d.qvel[<Py_ssize_t> p[P_OBJ_V]] = rs_uniform(e, -5, 5)
+        e.d.qpos[<Py_ssize_t> p[P_OBJ_Q]] = ox
+        e.d.qpos[<Py_ssize_t> p[P_OBJ_Q + 1]] = oz
+        e.d.qpos[<Py_ssize_t> p[P_OBJ_Q + 2]] = oa
+        if after_reset(e):
+            return 1
+        if e.d.ncon == 0:
+            break
+    if after_reset(e):
+        return 1
+    _obs(e)
+    return 0
+
+
+cdef int _step(MjEnv* e) noexcept nogil:
+    cdef const double* p = e.prm
+    cdef Py_ssize_t b = 3 * <Py_ssize_t> p[P_BALL_SITE]
+    cdef double v[3]
+    if dmc_step(e, <int> p[P_NSUB]):
+        return 1
+    # site_distance('ball', 'target_ball'): ball - target (the target site's xpos: its pose)
+    v[0] = e.d.site_xpos[b] - (e.tstate[T_X] + 0.0)
+    v[1] = e.d.site_xpos[b + 1] - p[P_TARGET_Y]
+    v[2] = e.d.site_xpos[b + 2] - (e.tstate[T_Z] + 0.0)
+    e.rew[0] = tolerance(&MM, np_norm(e, v, 3), 0, _CLOSE, _CLOSE * 2, SIG_GAUSSIAN,
+                         p[P_SCALE], True)
+    e.term[0] = 0
+    _obs(e)
+    return 0
+
+
+cdef MjTask TASK
+TASK.reset = _reset
+TASK.step = _step
+
+
+def task_capsule(task):
+    return export_task(&TASK)

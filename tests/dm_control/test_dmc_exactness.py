@@ -1,0 +1,198 @@
+"""cypool's dm_control ids against dm_control itself (1.0.52 on the same MuJoCo): every
+observation, reward and flag np.array_equal, env i seeded as suite.load(..., random=s + i),
+across time limits (short time_limit task kwargs), autoresets and thread counts."""
+import numpy as np
+import pytest
+
+import cypool
+
+suite = pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
+
+from cypool.dm_control.family import parse_id  # noqa: E402
+
+PLANET = ["cheetah-run", "walker-walk", "cartpole-swingup", "reacher-easy", "finger-spin",
+          "ball_in_cup-catch"]
+MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_sparse",
+        "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
+        "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
+        "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
+        "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
+        "swimmer-swimmer15", "manipulator-bring_ball"]
+
+
+def _refs(domain, task, seed, n, time_limit):
+    return [suite.load(domain, task, task_kwargs={"random": seed + i, "time_limit": time_limit})
+            for i in range(n)]
+
+
+def _check_obs(obs, steps, where):
+    for i, ts in enumerate(steps):
+        for key, value in ts.observation.items():
+            assert np.array_equal(obs[key][i], value), (where, i, key, obs[key][i], value)
+            assert obs[key][i].shape == np.shape(value) and obs[key].dtype == np.float64
+
+
+def _run(name, seed, n, threads, time_limit, steps, action_scale=1.0):
+    """Step a pool and dm_control Environments with the same actions; returns the number of
+    episodes that ended (by the time limit) and the count of nonzero rewards."""
+    env_id = f"dm_control/{name}-v0"
+    domain, task = parse_id(env_id)
+    env = cypool.make_vec(env_id, n, num_threads=threads, time_limit=time_limit)
+    refs = _refs(domain, task, seed, n, time_limit)
+    spec = refs[0].action_spec()
+    assert list(env.single_observation_space.spaces) == list(refs[0].observation_spec())
+    np.testing.assert_array_equal(env.single_action_space.low, spec.minimum)
+    np.testing.assert_array_equal(env.single_action_space.high, spec.maximum)
+    obs, _ = env.reset(seed=seed)
+    _check_obs(obs, [r.reset() for r in refs], "reset")
+    rng = np.random.default_rng(seed)
+    ends = nonzero = 0
+    for t in range(steps):
+        # beyond the bounds too: dm_control does not clip (MuJoCo clamps, ctrl keeps it)
+        a = rng.uniform(spec.minimum, spec.maximum, (n, spec.shape[0])) * action_scale
+        obs, rew, term, trunc, _ = env.step(a)
+        out = [r.step(a[i]) for i, r in enumerate(refs)]
+        _check_obs(obs, out, t)
+        assert rew.dtype == np.float64
+        for i, ts in enumerate(out):
+            if ts.first():          # next_step autoreset: the reset step
+                assert (rew[i], term[i], trunc[i]) == (0.0, False, False)
+                continue
+            assert rew[i] == ts.reward or (np.isnan(rew[i]) and np.isnan(ts.reward)), \
+                (t, i, rew[i], ts.reward)
+            nonzero += ts.reward != 0
+            last = ts.last()
+            assert term[i] == (last and ts.discount == 0), (t, i)
+            assert trunc[i] == (last and ts.discount != 0), (t, i)
+            ends += last
+    env.close()
+    return ends, nonzero
+
+
+@pytest.mark.parametrize("name", PLANET)
+@pytest.mark.parametrize("seed,threads", [(0, 1), (11, 2)])
+def test_planet_tasks_equal_dm_control(name, seed, threads):
+    ends, _ = _run(name, seed, 3, threads, 0.3 if name != "cheetah-run" else 0.1, 40)
+    assert ends >= 3            # every env crossed its time limit at least once
+
+
+@pytest.mark.parametrize("name", MORE)
+def test_more_benchmarking_tasks_equal_dm_control(name):
+    ends, _ = _run(name, 5, 2, 2, 0.2, 25, action_scale=1.5)
+    assert ends >= 2
+
+
+@pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
+                                  "point_mass-easy", "acrobot-swingup"])
+def test_rewards_are_exercised(name):
+    """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
+    branches are compared, not only their zero side)."""
+    _, nonzero = _run(name, 3, 2, 2, 1.0, 60)
+    assert nonzero > 0
+
+
+def test_reset_without_seed_continues_each_stream():
+    env_id = "dm_control/cartpole-swingup-v0"   # Gaussian draws: the cached value matters
+    env = cypool.make_vec(env_id, 2, num_threads=1, time_limit=0.05)
+    refs = _refs("cartpole", "swingup", 21, 2, 0.05)
+    env.reset(seed=21)
+    [r.reset() for r in refs]
+    for _ in range(3):
+        obs, _ = env.reset()
+        _check_obs(obs, [r.reset() for r in refs], "unseeded reset")
+
+
+def test_flatten_obs_is_the_concatenation():
+    env = cypool.make_vec("dm_control/walker-walk-v0", 2, num_threads=1, flatten_obs=True)
+    ref = _refs("walker", "walk", 4, 2, 25)
+    obs, _ = env.reset(seed=4)
+    for i, r in enumerate(ref):
+        flat = np.concatenate([np.ravel(v) for v in r.reset().observation.values()])
+        assert np.array_equal(obs[i], flat) and obs.dtype == np.float64
+    assert env.single_observation_space.shape == (24,)
+
+
+def test_snapshots_continue_exactly():
+    env = cypool.make_vec("dm_control/cartpole-swingup-v0", 2, num_threads=1, time_limit=0.1)
+    env.reset(seed=2)
+    a = np.full((2, 1), 0.3)
+    env.step(a)
+    state = env.pool.engine.get_state(np.arange(2, dtype=np.int64))
+    first = [env.step(a)[0]["position"].copy() for _ in range(15)]
+    env.pool.engine.set_state(np.arange(2, dtype=np.int64), state)
+    again = [env.step(a)[0]["position"].copy() for _ in range(15)]
+    assert all(np.array_equal(x, y) for x, y in zip(first, again))
+
+
+def test_bad_input_is_refused_before_any_env_moves():
+    env = cypool.make_vec("dm_control/cheetah-run-v0", 2, num_threads=1)
+    obs, _ = env.reset(seed=0)
+    bad = np.zeros((2, 6))
+    bad[1, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        env.step(bad)
+    with pytest.raises(ValueError, match="shape"):
+        env.step(np.zeros((2, 5)))
+    obs2, *_ = env.step(np.zeros((2, 6)))
+    ref = _refs("cheetah", "run", 0, 2, 10)
+    for i, r in enumerate(ref):
+        r.reset()
+        assert np.array_equal(obs2["velocity"][i], r.step(np.zeros(6)).observation["velocity"])
+    with pytest.raises(ValueError, match="seed"):
+        env.reset(seed=2 ** 32 - 1)
+    with pytest.raises(ValueError, match="time_limit"):
+        cypool.make_vec("dm_control/cheetah-run-v0", 1, time_limit=0)
+    with pytest.raises(TypeError, match="sparse"):
+        cypool.make_vec("dm_control/cheetah-run-v0", 1, sparse=True)
+
+
+def test_same_step_autoreset_gives_the_last_and_the_reset_observation():
+    env = cypool.make_vec("dm_control/walker-walk-v0", 2, num_threads=2, time_limit=0.1,
+                          autoreset_mode="same_step")
+    refs = _refs("walker", "walk", 8, 2, 0.1)
+    env.reset(seed=8)
+    [r.reset() for r in refs]
+    a = np.full((2, 6), 0.4)
+    for t in range(9):
+        obs, rew, term, trunc, info = env.step(a)
+        out = [r.step(a[i]) for i, r in enumerate(refs)]
+        assert rew.tolist() == [ts.reward for ts in out]
+        if t % 4 == 3:      # the time limit: 0.1 s is 4 steps of 0.025 s
+            assert trunc.all() and not term.any()
+            for i, ts in enumerate(out):
+                for key, value in ts.observation.items():
+                    assert np.array_equal(info["final_obs"][i][key], value)
+            _check_obs(obs, [r.step(a[i]) for i, r in enumerate(refs)], "reset")
+        else:
+            assert not trunc.any()
+            _check_obs(obs, out, t)
+
+
+@pytest.mark.parametrize("env_kw", [{"n_sub_steps": 3}, {"control_timestep": 0.02}])
+def test_environment_kwargs_equal_dm_control(env_kw):
+    env = cypool.make_vec("dm_control/cheetah-run-v0", 2, num_threads=2, time_limit=0.15,
+                          environment_kwargs=env_kw)
+    refs = [suite.load("cheetah", "run", task_kwargs={"random": 6 + i, "time_limit": 0.15},
+                       environment_kwargs=env_kw) for i in range(2)]
+    obs, _ = env.reset(seed=6)
+    _check_obs(obs, [r.reset() for r in refs], "reset")
+    a = np.full((2, 6), -0.7)
+    ends = 0
+    # walker sets its own control_timestep: dm_control refuses either kwarg on top of it
+    with pytest.raises(ValueError if "n_sub_steps" in env_kw else TypeError):
+        suite.load("walker", "run", environment_kwargs=env_kw)
+    with pytest.raises(ValueError if "n_sub_steps" in env_kw else TypeError):
+        cypool.make_vec("dm_control/walker-run-v0", 1, environment_kwargs=env_kw)
+    for t in range(40):
+        obs, rew, term, trunc, _ = env.step(a)
+        out = [r.step(a[i]) for i, r in enumerate(refs)]
+        _check_obs(obs, out, t)
+        ends += int(trunc.sum())
+        assert [float(x) for x in rew] == [0.0 if ts.first() else ts.reward for ts in out]
+    assert ends >= 4
+
+
+def test_manipulator_initial_states_equal_dm_control():
+    """bring_ball's three initial states (object in hand, in the target, anywhere: choice
+    with p) over many resets: 8 envs, episodes of 2 steps."""
+    _run("manipulator-bring_ball", 40, 8, 2, 0.02, 24)
