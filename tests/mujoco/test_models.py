@@ -119,6 +119,18 @@ def test_model_missing_named_body(tmp_path, task, body):
         cypool.make_vec(task, 1, xml_file=path)
 
 
+def test_ant_v4_needs_its_torso(tmp_path):
+    """Ant-v4 reads the body named "torso" (gymnasium's v4 get_body_com("torso")), Ant-v5 its
+    main_body index: a model whose torso is renamed is refused for v4, as gymnasium fails."""
+    spec = mujoco.MjSpec.from_file(XML["Ant-v5"])
+    spec.body("torso").name = "torso_renamed"
+    path = write(spec, tmp_path)
+    with pytest.raises(ValueError, match="Ant-v4 needs a body named 'torso'"):
+        cypool.make_vec("Ant-v4", 1, xml_file=path)
+    assert isinstance(gym_outcome("Ant-v4", xml_file=path), KeyError)
+    cypool.make_vec("Ant-v5", 1, xml_file=path).close()       # main_body=1 needs no name
+
+
 def test_double_pendulum_without_site(tmp_path):
     spec = mujoco.MjSpec.from_file(XML["InvertedDoublePendulum-v5"])
     for s in list(spec.sites):

@@ -9,7 +9,8 @@ from cypool.mujoco.tasks._common cimport obs_qpos_qvel, xy_info, cfrc_sum_sq
 
 import numpy as np
 
-from cypool.mujoco.tasks._config import param_row, require, kwarg_body_id, NUMBER, BOOL, PAIR, DT
+from cypool.mujoco.tasks._config import (param_row, require, kwarg_body_id, body_id as named_body,
+                                         NUMBER, BOOL, PAIR, DT)
 
 # Parameter layout (one row per env).
 cdef enum:
@@ -21,6 +22,7 @@ cdef enum:
     I_X, I_Y, I_DIST, I_VX, I_VY, I_FWD, I_CTRL, I_CONTACT, I_SURVIVE
 
 ID = "Ant-v5"
+ID_V4 = "Ant-v4"
 MAX_EPISODE_STEPS = 1000
 DEFAULTS = dict(
     xml_file="ant.xml", frame_skip=5, default_camera_config={"distance": 4.0},
@@ -66,7 +68,9 @@ PARAMS = [
 def configure(model, kw, v4=False):
     """Parameter row and observation size for these kwargs on this (Python-bindings) model."""
     require(ID, model, kw, [("nq", 3, "qpos[0:3]: x, y and the torso height")])
-    body_id = kwarg_body_id(model, kw, "main_body")
+    # v4 reads the body named "torso" (gymnasium's get_body_com("torso"))
+    body_id = named_body(ID_V4, model, kw, "torso") if v4 else kwarg_body_id(model, kw,
+                                                                            "main_body")
     p = param_row(model, kw, NPARAM, PARAMS_V4 if v4 else PARAMS)
     p[P_MAIN_BODY] = body_id
     p[P_V4] = v4
