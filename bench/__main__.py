@@ -7,9 +7,9 @@ the machine and versions, and (full runs) PNG plots. --check compares ratios mea
 run (cypool against a reference system, never absolute times) with committed thresholds.
 
 --instructions instead counts instructions per env step of cypool's step path under valgrind
-(bench/instructions.py, cypool.instructions) for the quick tasks; there --check compares the
-counts with a committed baseline (fails on growth over its tolerance, 3%) and
---write-baseline records them.
+(bench/instructions.py, cypool.instructions) for the quick tasks and LunarLander-v3; there
+--check compares the counts with a committed baseline (fails on growth over its tolerance, 3%)
+and --write-baseline records them.
 """
 import argparse
 import datetime
@@ -53,6 +53,21 @@ def _has_atari():
         return True
     except ImportError:
         return False
+
+
+def _has_box2d():
+    try:
+        import cypool.box2d._lunar_lander  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def instruction_tasks():
+    """The tasks --instructions counts by default: the quick tasks, and LunarLander-v3 where
+    cypool was built with Box2D."""
+    return (["Hopper-v5", "Ant-v5"] + (["Pong-v5"] if _has_atari() else [])
+            + (["LunarLander-v3"] if _has_box2d() else []))
 
 
 def run_one(spec, timeout):
@@ -265,7 +280,7 @@ def instructions_main(args):
     if reason:
         print(f"cannot count instructions: {reason}", file=sys.stderr)
         return 2
-    tasks = args.tasks or (["Hopper-v5", "Ant-v5"] + (["Pong-v5"] if _has_atari() else []))
+    tasks = args.tasks or instruction_tasks()
     # a check counts as many steps as its baseline did (the states visited depend on it)
     steps = args.steps or (bi.baseline_steps(args.check) if args.check else None)
     t0 = datetime.datetime.now()

@@ -4,7 +4,9 @@ Each task's count is one valgrind (callgrind) child process through `cypool.inst
 `make_step` builds the pool the quick bench steps (16 envs, one thread, seed 0, the Atari
 preprocessing every system gets), resets it with seed 0 and returns a step function that
 steps it with the next of 64 fixed actions (seeded like bench.systems'). The counted loop is
-`env.step` only: façade (validation, copies, autoreset policy), engine and kernel.
+`env.step` only: façade (validation, copies, autoreset policy), engine and kernel (for
+LunarLander-v3 the kernel is cypool's C++ and the engine Box2D's core, linked statically into
+the same extension: cypool.instructions tells Box2D's functions apart by name).
 
 CYPOOL_BENCH_INJECT_ELEMENTS=N (test-only) adds a numpy multiply over a fixed float64 array of
 N elements to every step: extra native work, so that tests/test_instructions.py can show the
@@ -20,7 +22,7 @@ BASELINE = os.path.join(HERE, "instructions.json")
 NUM_ENVS = 16
 #: step calls counted per task (each call is NUM_ENVS env steps): enough for resets to occur
 #: in the counted loop, few enough that the whole check stays within ~3 minutes on 2 cores
-STEPS = {"Hopper-v5": 200, "Ant-v5": 100, "Pong-v5": 40}
+STEPS = {"Hopper-v5": 200, "Ant-v5": 100, "Pong-v5": 40, "LunarLander-v3": 400}
 WARMUP = 5
 ATARI = ("Pong-v5", "Breakout-v5")
 

@@ -332,9 +332,34 @@ def _run_child(exe, vgdb, spec, spec_path, work, child_env, timeout):
     return sorted(n for n in os.listdir(work) if n.startswith("callgrind.out."))
 
 
+def _is_box2d(fn: str) -> bool:
+    """Box2D's own code, from a demangled function name: its classes and free functions all
+    start with "b2" and have no namespace (b2World::Step, b2CollidePolygons, b2Free), and the
+    std:: templates it instantiates on its own types (the pair sort in
+    b2BroadPhase::UpdatePairs: ``void std::__introsort_loop<b2Pair*, ...>``) are its too;
+    a template function's name may start with its return type.
+    cypool's kernels (namespaces cyll::, cybw::, their b2ContactListener overrides included)
+    and Cython's functions are not."""
+    if fn.startswith("b2"):
+        return True
+    # a template function's demangled name starts with its return type:
+    # "void b2BroadPhase::UpdatePairs<b2ContactManager>(b2ContactManager*)"
+    name, bracket, args = fn.partition("<")
+    words = name.split()
+    if not (bracket and words):
+        return False
+    return words[-1].startswith("b2") or (words[-1].startswith("std::") and args.startswith("b2"))
+
+
 #: functions statically linked into one of cypool's objects that belong to an engine: their
-#: instructions are keyed "<object> (<engine>)" and grouped as "engine"
-_ENGINE_FUNCTIONS = (("/cypool/atari/", "ale::", "ALE"),)
+#: instructions are keyed "<object> (<engine>)" and grouped as "engine". Each entry: the
+#: object's folder, a test on the demangled function name, the engine. ALE's code is in
+#: namespace ale::; Box2D's static library (built from the box2d-py sdist, linked into each
+#: of cypool's Box2D extensions) is told apart by `_is_box2d`.
+_ENGINE_FUNCTIONS = (
+    ("/cypool/atari/", lambda fn: "ale::" in fn, "ALE"),
+    ("/cypool/box2d/", _is_box2d, "Box2D"),
+)
 
 
 def _self_cost_by_object(path: str) -> dict:
@@ -364,8 +389,8 @@ def _self_cost_by_object(path: str) -> dict:
                 else:
                     fn = _name(names, "fn", rest.strip())
                 key = ob
-                for where, prefix, engine in _ENGINE_FUNCTIONS:
-                    if where in ob and prefix in fn:
+                for where, is_engine, engine in _ENGINE_FUNCTIONS:
+                    if where in ob and is_engine(fn):
                         key = f"{ob} ({engine})"
             elif sep and head == "calls":
                 skip_next = True

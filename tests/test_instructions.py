@@ -1,7 +1,8 @@
 """Instruction counts (cypool.instructions, python -m bench --instructions): exact, stable, and
 the check fails on a real extra native cost in the step path.
 
-The valgrind tests take about a minute together (none over 30 s); the full three-task check twice is a soak test:
+The valgrind tests take about a minute together (none over 30 s); the full check (Hopper,
+Ant, Pong, LunarLander) twice is a soak test:
 `pytest -m soak tests/test_instructions.py`.
 """
 import json
@@ -109,6 +110,24 @@ def test_cli_guards_a_users_own_step(tmp_path):
     assert failure and "over the baseline" in failure[0] and "numpy" in failure[0], slow.stdout
 
 
+@needs_valgrind
+def test_lunar_lander_counts_box2d_as_the_engine():
+    """LunarLander-v3 as the check counts it (fewer calls): Box2D's share of cypool's Box2D
+    extension is the engine, the rest of it (kernel, Cython) cypool, and nothing is lost."""
+    pytest.importorskip("cypool.box2d._lunar_lander", reason="cypool built without Box2D")
+    # bench.instructions' own factory, in the child (ROOT need not be on this sys.path)
+    res = ci.count_instructions("bench.instructions:make_step", 40, args=("LunarLander-v3",),
+                                per_call=16, env={"PYTHONPATH": os.pathsep.join(
+                                    [ROOT, os.environ.get("PYTHONPATH", "")])})
+    box2d = {o: n for o, n in res.by_object.items() if o.endswith("(Box2D)")}
+    assert len(box2d) == 1 and "/cypool/box2d/_lunar_lander" in next(iter(box2d))
+    g = res.groups
+    assert g["engine"] == pytest.approx(next(iter(box2d.values())) / (40 * 16))
+    assert g["engine"] > g["cypool"] > 0 and g["python"] > 0
+    assert sum(res.by_object.values()) == res.total
+    assert res.per_step == pytest.approx(sum(g.values()))
+
+
 @pytest.mark.soak
 @needs_valgrind
 def test_full_check_is_stable_across_runs(tmp_path):
@@ -169,6 +188,26 @@ def test_parser_takes_self_costs_by_object(tmp_path):
     res = ci.InstructionCount(calls=1, per_call=1, total=1111, by_object=costs)
     assert res.groups["engine"] == 900 and res.groups["cypool"] == 60
     assert res.python_side == 151 and res.native_side == 960
+
+
+def test_parser_counts_box2d_functions_as_the_engine(tmp_path):
+    """Box2D's static library is linked into cypool's Box2D extensions: its functions (b2...,
+    templates returning a type, std:: templates on its types) count as the engine; cypool's
+    kernel (cyll::, its b2ContactListener override included) and Cython's code as cypool."""
+    so = "/x/cypool/box2d/_lunar_lander.cpython-311-x86_64-linux-gnu.so"
+    dump = tmp_path / "callgrind.out.3"
+    dump.write_text("\n".join([
+        "version: 1", "creator: callgrind-3.19.0", "positions: line", "events: Ir",
+        "summary: 63", "",
+        f"ob=(1) {so}", "fl=(1) ???", "fn=(1) b2World::Step(b2TimeStep const&)", "0 1",
+        "fn=(2) void b2BroadPhase::UpdatePairs<b2ContactManager>(b2ContactManager*)", "0 2",
+        "fn=(3) void std::__introsort_loop<b2Pair*, long>(b2Pair*, b2Pair*, long)", "0 4",
+        "fn=(4) cyll::Listener::BeginContact(b2Contact*)", "0 8",
+        "fn=(5) __pyx_f_6cypool_5box2d_13_lunar_lander_step", "0 16",
+        "fn=(6) std::deque<cyll::Particle>::_M_push_back_aux(cyll::Particle const&)", "0 32",
+        "", "totals: 63", ""]))
+    assert ci._self_cost_by_object(str(dump)) == {f"{so} (Box2D)": 7, so: 56}
+    assert not ci._is_box2d("cyll::Env::reset(std::vector<b2Vec2>&)")
 
 
 def test_factory_must_be_importable():
