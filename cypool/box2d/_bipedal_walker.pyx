@@ -194,3 +194,10 @@ cdef class BipedalWalkerPool(Engine):
             "the history of bodies it held, which gymnasium's world keeps across resets) has "
             "no exact serialisation. Keep the pool itself, or re-create it and reset with a "
             "seed.")
+
+    # the three state hooks refuse alike (a pool defining only some is refused as incomplete)
+    def _check_env_state(self, Py_ssize_t i, state):
+        self._env_state(i)
+
+    def _set_env_state(self, Py_ssize_t i, state):
+        self._env_state(i)

@@ -222,3 +222,10 @@ cdef class LunarLanderPool(Engine):
             "cypool: a LunarLander env's state cannot be saved (get_state, pickle, deepcopy): "
             "its Box2D world (contacts, warm-start impulses, broad-phase tree) has no exact "
             "serialisation. Keep the pool itself, or re-create it and reset with a seed.")
+
+    # the three state hooks refuse alike (a pool defining only some is refused as incomplete)
+    def _check_env_state(self, Py_ssize_t i, state):
+        self._env_state(i)
+
+    def _set_env_state(self, Py_ssize_t i, state):
+        self._env_state(i)
