@@ -4,10 +4,14 @@ equality with the box2d wheel rests on (no FMA instruction, no Python in b2Setti
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from buildtools import box2d_build as bb
+# buildtools/ is the source tree's (setup.py's helpers), not an installed package
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from buildtools import box2d_build as bb  # noqa: E402
 
 
 def test_the_cache_is_reused_as_built():
