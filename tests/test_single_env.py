@@ -151,9 +151,11 @@ def test_direct_single_env_keeps_the_registered_limit():
 @pytest.mark.parametrize("env_id", ["CartPole-v1", "Pendulum-v1", "Hopper-v5", "FrozenLake-v1",
                                     "Taxi-v4", "Blackjack-v1"] + (["Pong-v5"] if HAS_ATARI else []))
 def test_check_env(env_id):
-    if env_id in ("FrozenLake-v1", "Taxi-v4", "Blackjack-v1"):
-        # check_env renders, and toy-text rgb_array frames are drawn with pygame, the
-        # toy-text extra (a plain `pip install .` has no pygame: tools/newest_python.sh)
+    if env_id in ("CartPole-v1", "Pendulum-v1", "FrozenLake-v1", "Taxi-v4", "Blackjack-v1"):
+        # check_env renders every mode in the metadata, and classic-control and toy-text
+        # rgb_array frames are drawn with pygame, their extras' (a plain `pip install .` has
+        # no pygame: tools/newest_python.sh); without it render() raises
+        # DependencyNotInstalled (classic/test_classic_render.py::test_pygame_missing_is_a_clear_error)
         pytest.importorskip("pygame")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                   # gymnasium's own space warnings
