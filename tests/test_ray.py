@@ -60,8 +60,10 @@ def assert_same(a, b, where=""):
             assert_same(a[k], b[k], f"{where}/{k}")
     elif isinstance(a, np.ndarray) and a.dtype == object:
         assert b.dtype == object and a.shape == b.shape, where
-        for x, y in zip(a, b):
-            assert (x is None and y is None) or np.array_equal(x, y), where
+        for x, y in zip(a, b):      # final_obs rows: None, or an observation (maybe a tree)
+            assert (x is None) == (y is None), where
+            if x is not None:
+                assert_same(x, y, where)
     else:
         a, b = np.asarray(a), np.asarray(b)
         assert a.dtype == b.dtype and np.array_equal(a, b), (where, a, b)
@@ -160,6 +162,84 @@ def test_async_recv_equals_local_per_env(cluster):
     obs, _ = env.reset(seed=3)                      # drains the envs in flight, resets all
     assert np.array_equal(obs, np.stack([w[0][1] for w in want]))
     env.close()
+
+
+def _row(obs, i):
+    """Env i's observation of a batch (an array, or a tuple/dict of arrays)."""
+    if isinstance(obs, tuple):
+        return tuple(_row(x, i) for x in obs)
+    if isinstance(obs, dict):
+        return {k: _row(x, i) for k, x in obs.items()}
+    return obs[i]
+
+
+# Tuple (Blackjack) and Dict (dm_control) observations travel as the local pool lays them out
+TREE_TASKS = {"Blackjack-v1": {}, "dm_control/cartpole-balance-v0": {"time_limit": 0.08}}
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize("task", list(TREE_TASKS))
+def test_tuple_and_dict_observations_equal_local(cluster, task, mode):
+    n, kw = 5, TREE_TASKS[task]
+    env = ray_vec(task, n, 2, autoreset_mode=mode, **kw)
+    loc = cypool.make_vec(task, n, autoreset_mode=mode, **kw)
+    assert env.single_observation_space == loc.single_observation_space
+    assert env.observation_space == loc.observation_space
+    assert_same(env.reset(seed=4), loc.reset(seed=4))
+    rng = np.random.default_rng(5)
+    ends = 0
+    for t in range(30):
+        a = np.stack([loc.single_action_space.sample() for _ in range(n)]) if task == \
+            "Blackjack-v1" else rng.uniform(-1, 1, (n, 1))
+        r_ray, r_loc = env.step(a), loc.step(a)
+        assert_same(r_ray, r_loc, f"step {t}")
+        ends += int((r_loc[2] | r_loc[3]).sum())
+        if t == 10:
+            mask = np.array([False, True, False, False, True])
+            assert_same(env.reset(seed=[None, 9, None, None, 8], options={"reset_mask": mask}),
+                        loc.reset(seed=[None, 9, None, None, 8],
+                                  options={"reset_mask": mask.copy()}), "partial reset")
+    assert ends >= n                                   # episodes ended and were reset
+    obs = env.step(a)[0]                               # copy=True: a later step leaves it be
+    keep = _tree_copy(obs)
+    env.step(a)
+    assert_same(obs, keep)
+    env.close(), loc.close()
+
+    # async: each env's stream equals a local pool's, whatever order the actors answer in
+    acts = [a.copy() for _ in range(12)]
+    loc = cypool.make_vec(task, n, **kw)
+    want = [[_row(loc.reset(seed=6)[0], i)] for i in range(n)]
+    for k in range(len(acts)):
+        o = loc.step(acts[k])[0]
+        for i in range(n):
+            want[i].append(_row(o, i))
+    loc.close()
+    env = ray_vec(task, n, 2, batch_size=2, **kw)
+    env.async_reset(seed=6)
+    got = [[] for _ in range(n)]
+    count = np.zeros(n, int)
+    while min(count) < len(acts):
+        o, *_, info = env.recv(timeout=60)
+        ids = info["env_id"]
+        for row, i in enumerate(ids):
+            got[i].append(_row(o, row))
+        ids = ids[count[ids] < len(acts)]
+        if ids.size:
+            env.send(np.stack([acts[count[i]][i] for i in ids]), ids)
+            count[ids] += 1
+    for i in range(n):
+        for k, (x, y) in enumerate(zip(got[i], want[i])):
+            assert_same(x, y, f"env {i} step {k}")
+    env.close()
+
+
+def _tree_copy(obs):
+    if isinstance(obs, tuple):
+        return tuple(_tree_copy(x) for x in obs)
+    if isinstance(obs, dict):
+        return {k: _tree_copy(x) for k, x in obs.items()}
+    return obs.copy()
 
 
 def test_default_seed_and_stream_continuation(cluster):

@@ -170,6 +170,37 @@ def _merge_info(out: dict, info: dict, dst, src, rows: int):
         arr[dst] = v[src]
 
 
+def _empty(space, rows):
+    """Zeroed observation buffers of ``rows`` rows: an array, or for Tuple/Dict spaces a
+    tuple/dict of them, the layout a local pool returns."""
+    if isinstance(space, gym.spaces.Tuple):
+        return tuple(_empty(s, rows) for s in space.spaces)
+    if isinstance(space, gym.spaces.Dict):
+        return {k: _empty(s, rows) for k, s in space.spaces.items()}
+    return np.zeros((rows, *space.shape), space.dtype)
+
+
+def _tree(fn, obs):
+    """fn applied to every array of an observation batch (an array, tuple or dict)."""
+    if isinstance(obs, tuple):
+        return tuple(_tree(fn, x) for x in obs)
+    if isinstance(obs, dict):
+        return {k: _tree(fn, x) for k, x in obs.items()}
+    return fn(obs)
+
+
+def _put(dst, di, src, si):
+    """``dst[di] = src[si]`` for every array of an observation batch."""
+    if isinstance(dst, tuple):
+        for d, x in zip(dst, src):
+            _put(d, di, x, si)
+    elif isinstance(dst, dict):
+        for k, d in dst.items():
+            _put(d, di, src[k], si)
+    else:
+        dst[di] = src[si]
+
+
 def _unwrap(err: RayTaskError):
     """The exception an actor method raised (ValueError, TypeError, ...), not Ray's wrapper."""
     cause = getattr(err, "cause", None)
@@ -312,10 +343,6 @@ class RayVectorEnv(VectorEnv):
         descs = self._start(start_timeout, threads, num_cpus_per_worker)
 
         d0 = descs[0]
-        if isinstance(d0["single_observation_space"], (gym.spaces.Tuple, gym.spaces.Dict)):
-            self.close()
-            raise ValueError(f"cypool: backend='ray' does not serve {env_id}'s Tuple or Dict "
-                             "observations yet; use backend='local'")
         self.single_observation_space = d0["single_observation_space"]
         self.single_action_space = d0["single_action_space"]
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
@@ -326,13 +353,13 @@ class RayVectorEnv(VectorEnv):
         self.worker_nodes = [d["node_id"] for d in descs]
         self.num_threads = int(sum(self.worker_threads))
 
-        obs_shape = self.single_observation_space.shape
-        obs_dtype = self.single_observation_space.dtype
-        self._obs = np.zeros((n, *obs_shape), obs_dtype)     # full batches (reset, step)
+        # observations: an array, or a tuple/dict of arrays (Tuple/Dict spaces), as local
+        obs_space = self.single_observation_space
+        self._obs = _empty(obs_space, n)                      # full batches (reset, step)
         self._rew = np.zeros(n, np.float64)
         self._term = np.zeros(n, np.bool_)
         self._trunc = np.zeros(n, np.bool_)
-        self._b_obs = np.zeros((self.batch_size, *obs_shape), obs_dtype)  # recv batches
+        self._b_obs = _empty(obs_space, self.batch_size)      # recv batches
         self._b_rew = np.zeros(self.batch_size, np.float64)
         self._b_term = np.zeros(self.batch_size, np.bool_)
         self._b_trunc = np.zeros(self.batch_size, np.bool_)
@@ -529,11 +556,11 @@ class RayVectorEnv(VectorEnv):
         if full:
             obs, rew, term, trunc = self._obs, self._rew, self._term, self._trunc
         else:
-            obs, rew, term, trunc = (self._b_obs[:k], self._b_rew[:k], self._b_term[:k],
-                                     self._b_trunc[:k])
+            obs, rew, term, trunc = (_tree(lambda a: a[:k], self._b_obs), self._b_rew[:k],
+                                     self._b_term[:k], self._b_trunc[:k])
         info: dict = {}
         for dst, c, src in parts:
-            obs[dst] = c.obs[src]
+            _put(obs, dst, c.obs, src)
             rew[dst] = c.rew[src]
             term[dst] = c.term[src]
             trunc[dst] = c.trunc[src]
@@ -541,7 +568,7 @@ class RayVectorEnv(VectorEnv):
         return obs, rew, term, trunc, info
 
     def _out(self, a):
-        return a.copy() if self.copy else a
+        return _tree(np.copy, a) if self.copy else a
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed=None, options: dict | None = None):
@@ -593,7 +620,7 @@ class RayVectorEnv(VectorEnv):
                     _merge_info(info, winfo, slice(lo, hi), slice(None), self.num_envs)
                 else:
                     obs = value
-                self._obs[lo:hi] = obs
+                _put(self._obs, slice(lo, hi), obs, slice(None))
             self._has_reset = True
             if errors:
                 self._raise_worst(errors)
