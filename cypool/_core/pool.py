@@ -50,6 +50,9 @@ class Pool:
         self.engine = engine = family.engine
         self.num_envs = n = int(engine.num_envs)
         self.seeder = seeder if seeder is not None else getattr(family, "seed_env", None)
+        if env_kwargs is None:                   # a family built with per-env kwargs
+            take = getattr(family, "take_built_env_kwargs", None)
+            env_kwargs = take() if take is not None else None
         self.env_kw = [dict(family.kwargs) for _ in range(n)] if env_kwargs is None else \
             [dict(kw) for kw in env_kwargs]
         self.seeded = np.zeros(n, np.bool_)

@@ -579,7 +579,9 @@ class SpecFamily:
                 setattr(self, name, functools.partial(hook, me))
         if spec.seed is not None:
             self.seed_env = functools.partial(spec.seed, me)
-        self._env_kw = None                      # set at the first env given its own kwargs
+        # each env's complete kwargs as built, handed once to the Pool (which keeps the only
+        # per-env record): take_built_env_kwargs()
+        self._built_env_kw = per_env
         self._configure = spec.configure
         if self._configure is None and callable(getattr(engine, "configure", None)):
             self._configure = _engine_configure
@@ -688,18 +690,12 @@ class SpecFamily:
         elif not same_kwargs(kw, self.kwargs):
             raise ValueError(f"{self.spec.env_id}: the envs of a pool share their kwargs "
                              f"(its pool has no configure(ids, kwargs))")
-        if self._env_kw is None:
-            self._env_kw = [self.kwargs] * self.engine.num_envs
-        for i in ids.tolist():
-            self._env_kw[i] = kw
 
-    def env_kwargs(self, i) -> dict:
-        """Env i's complete kwargs as this family applied them, plus its max_episode_steps
-        (None: no limit)."""
-        i = int(check_ids([i], self.engine.num_envs)[0])
-        kw = self.kwargs if self._env_kw is None else self._env_kw[i]
-        limit = int(self.engine.max_episode_steps_of()[i])
-        return {**kw, "max_episode_steps": limit or None}
+    def take_built_env_kwargs(self):
+        """Each env's complete kwargs as the family was built with them (None: all the
+        pool's), once: the Pool records them from then on."""
+        kw, self._built_env_kw = self._built_env_kw, None
+        return kw
 
     def configure_envs(self, ids, kwargs):
         """Give envs ``ids`` the complete kwargs ``kwargs`` (the pool's updated with theirs),
