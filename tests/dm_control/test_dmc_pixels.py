@@ -168,3 +168,56 @@ def test_tasks_with_per_env_targets_refuse_pixels(name):
         cypool.make_vec(f"dm_control/{name}-v0", 1, from_pixels=True)
     with pytest.raises(ValueError, match="not offered"):
         cypool.make_vec(f"dm_control/{name}-v0", 1, render_mode="rgb_array")
+
+
+def test_same_step_final_frames_and_async():
+    """same_step: the LAST frame in info["final_obs"], the reset frame as the observation;
+    an async pool (batch_size 1) renders the same frames on its worker threads."""
+    name, seed, n = "walker-walk", 9, 2
+    domain, task = parse_id(f"dm_control/{name}-v0")
+    time_limit = 2 * suite.load(domain, task).control_timestep()
+    kw = dict(from_pixels=True, width=32, height=24, time_limit=time_limit)
+    env = cypool.make_vec(f"dm_control/{name}-v0", n, autoreset_mode="same_step",
+                          num_threads=2, **kw)
+    refs = _refs(domain, task, [seed + i for i in range(n)], time_limit,
+                 dict(width=32, height=24))
+    finals = 0
+    try:
+        env.reset(seed=seed)
+        for r in refs:
+            r.reset()
+        for t in range(5):
+            obs, _, _, trunc, info = env.step(np.zeros((n, 6)))
+            for i, r in enumerate(refs):
+                ts = r.step(np.zeros(6))
+                if ts.last():
+                    assert trunc[i] and info["_final_obs"][i]
+                    assert np.array_equal(info["final_obs"][i]["pixels"],
+                                          ts.observation["pixels"])
+                    ts = r.step(np.zeros(6))          # dm_control's reset step
+                    finals += 1
+                assert np.array_equal(obs["pixels"][i], ts.observation["pixels"]), (t, i)
+    finally:
+        env.close()
+    assert finals == 2 * n
+    env = cypool.make_vec(f"dm_control/{name}-v0", 3, batch_size=1, num_threads=2, **kw)
+    refs = _refs(domain, task, [seed + i for i in range(3)], time_limit,
+                 dict(width=32, height=24))
+    try:
+        env.async_reset(seed=seed)
+        seen = [[r.reset().observation["pixels"]] for r in refs]
+        got = [[] for _ in refs]
+        for _ in range(12):
+            obs, _, _, _, info = env.recv()
+            i = int(info["env_id"][0])
+            got[i].append(obs["pixels"][0].copy())
+            env.send(np.zeros((1, 6)), info["env_id"])
+        env.recv()
+        for i, r in enumerate(refs):
+            while len(seen[i]) < len(got[i]):
+                seen[i].append(r.step(np.zeros(6)).observation["pixels"])
+            assert len(got[i]) > 1
+            for a, b in zip(got[i], seen[i]):
+                assert np.array_equal(a, b)
+    finally:
+        env.close()
