@@ -44,8 +44,9 @@ KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False,
           # 240 x 320 from camera -1), as observations (from_pixels: pixels.Wrapper's
           # {"pixels": frame}) and for render_mode="rgb_array"; render_kwargs: Shimmy's dict
           # of the same three
-          "from_pixels": False, "pixels_only": True, "width": None, "height": None,
-          "camera_id": None, "render_kwargs": None}
+          # channels_first: (3, H, W) frames (EnvPool's layout, for cypool.envpool)
+          "from_pixels": False, "pixels_only": True, "channels_first": False, "width": None,
+          "height": None, "camera_id": None, "render_kwargs": None}
 RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
 # tasks whose per-episode target lives in the env's task state, not in the pool's shared
 # model (cypool/dm_control/tasks): the frames would draw the target where the XML puts it
@@ -111,12 +112,15 @@ def merge_kwargs(env_id, mod, kwargs):
                              "flat_observation)")
         if len(ek) > 1:
             raise ValueError("Both n_sub_steps and control_timestep were supplied.")
-    for key in ("flatten_obs", "from_pixels", "pixels_only"):
+    for key in ("flatten_obs", "from_pixels", "pixels_only", "channels_first"):
         if not isinstance(kw[key], (bool, np.bool_)):
             raise TypeError(f"{env_id}: {key} must be a bool, got {kw[key]!r}")
     if kw["from_pixels"] and kw["flatten_obs"]:
         raise ValueError(f"{env_id}: flatten_obs=True and from_pixels=True cannot be combined "
                          "(the observation is the frame)")
+    if kw["channels_first"] and not kw["from_pixels"]:
+        raise ValueError(f"{env_id}: channels_first=True needs from_pixels=True (it lays out "
+                         "the pixel observations)")
     if not kw["pixels_only"]:
         raise ValueError(f"{env_id}: pixels_only=False (the state observations next to the "
                          "frame) is not supported yet; the observation is {'pixels': frame}")
@@ -284,8 +288,8 @@ class DmcFamily:
                                            in zip(layout, split)})
         self.engine = MjPool(path, num_envs, num_threads, self._limit, mod.task_capsule(task),
                              np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
-                             (height, width) if self.pixels else None, False, TASK_STATE,
-                             split)
+                             (height, width) if self.pixels else None,
+                             bool(kw["channels_first"]), TASK_STATE, split)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
         self.engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
@@ -300,7 +304,8 @@ class DmcFamily:
         self.single_action_space = gym.spaces.Box(lo, hi, dtype=np.float64)
         if self.pixels:
             self.single_observation_space = gym.spaces.Dict(
-                [("pixels", gym.spaces.Box(0, 255, (height, width, 3), np.uint8))])
+                [("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
+                                           else (height, width, 3), np.uint8))])
         elif self.flatten:
             self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
                                                            np.float64)
