@@ -22,7 +22,9 @@ no family): EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` and ``<Task>-
 keys; ``Ant-v3``, ``HalfCheetah-v3``, ``Hopper-v3``, ``Walker2d-v3``, ``Swimmer-v3`` and the
 ``-v2`` pendulums, Reacher and HumanoidStandup are served by the v4 task their options
 describe; ``Humanoid-v3``, ``Pusher-v2`` and ``Pusher-v4`` are refused with the id to use),
-classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
+dm_control's ``<Domain><Task>-v1`` for the suite tasks cypool serves (dm_control's numbers,
+EnvPool's options, float32 rewards and info keys; EnvPool's other dm_control ids are refused
+naming the task), classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 ``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
 (``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
 options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
