@@ -49,9 +49,10 @@ KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False,
           "height": None, "camera_id": None, "render_kwargs": None}
 RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
 # tasks whose per-episode target lives in the env's task state, not in the pool's shared
-# model (cypool/dm_control/tasks): the frames would draw the target where the XML puts it
-NO_PIXELS = {"reacher": None, "swimmer": None, "manipulator": None,
-             "finger": ("turn_easy", "turn_hard")}
+# model, and whose kernels do not draw it into the env's data (cypool/dm_control/tasks; the
+# reacher, finger and swimmer kernels do): the frames would draw the target where the XML
+# puts it. manipulator's target is a body (its pose, geoms and sites would be recomputed)
+NO_PIXELS = {"manipulator": None}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
 TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*)

@@ -3,7 +3,8 @@ backend: EGL): from_pixels observations equal dm_control's ``pixels.Wrapper`` ob
 (``physics.render(height, width, camera_id)``) and ``render()`` equals ``physics.render``, bit
 for bit (np.array_equal), across seeds, steps, an autoreset (short time_limit), free and fixed
 cameras (by index and by name) and one or two threads (each thread renders on its own GL
-context); render settings dm_control refuses are a ValueError before any env exists."""
+context), tasks whose per-episode target each env keeps (reacher, finger turn, swimmer)
+included; render settings dm_control refuses are a ValueError before any env exists."""
 import numpy as np
 import pytest
 
@@ -35,6 +36,13 @@ CASES = [  # (task, camera_id, threads, seed): free and fixed cameras, by index 
     ("cartpole-swingup", 0, 2, 7),
     ("cartpole-swingup", 1, 1, 2),
     ("humanoid-walk", "egocentric", 2, 1),
+    # per-episode targets kept in each env's task state, drawn into its data by the kernel
+    ("reacher-easy", -1, 2, 4),
+    ("reacher-hard", 0, 1, 6),
+    ("finger-turn_hard", -1, 2, 8),
+    ("finger-turn_easy", 1, 1, 2),
+    ("swimmer-swimmer6", -1, 2, 3),
+    ("swimmer-swimmer15", 0, 1, 1),
 ]
 
 
@@ -159,11 +167,10 @@ def test_bad_render_types():
         cypool.make_vec("dm_control/cartpole-swingup-v0", 1, render_kwargs=[1])
 
 
-@pytest.mark.parametrize("name", ["reacher-easy", "swimmer-swimmer6", "finger-turn_hard",
-                                  "manipulator-bring_ball"])
+@pytest.mark.parametrize("name", ["manipulator-bring_ball"])
 def test_tasks_with_per_env_targets_refuse_pixels(name):
-    """Their per-episode target is kept per env outside the shared model: refused, never
-    drawn at the XML's place."""
+    """A per-episode target kept per env outside the shared model and not drawn into the
+    env's data: refused, never drawn at the XML's place."""
     with pytest.raises(ValueError, match="not supported for this task"):
         cypool.make_vec(f"dm_control/{name}-v0", 1, from_pixels=True)
     with pytest.raises(ValueError, match="not offered"):
