@@ -122,9 +122,6 @@ def merge_kwargs(env_id, mod, kwargs):
     if kw["channels_first"] and not kw["from_pixels"]:
         raise ValueError(f"{env_id}: channels_first=True needs from_pixels=True (it lays out "
                          "the pixel observations)")
-    if not kw["pixels_only"]:
-        raise ValueError(f"{env_id}: pixels_only=False (the state observations next to the "
-                         "frame) is not supported yet; the observation is {'pixels': frame}")
     rk = kw["render_kwargs"]
     if rk is not None:
         if not isinstance(rk, dict):
@@ -280,8 +277,10 @@ class DmcFamily:
         self.info_layout = []
         self.flatten = bool(kw["flatten_obs"])
         split = None
-        if self.pixels:         # pixels.Wrapper(pixels_only=True): {"pixels": frame}
-            self.obs_structure = ("dict", {"pixels": "obs"})
+        pixels_only = bool(kw["pixels_only"])
+        if self.pixels:         # pixels.Wrapper: {"pixels": frame}, after the state keys
+            self.obs_structure = ("dict", {**({} if pixels_only else {
+                key: f"state.{key}" for key, _ in layout}), "pixels": "obs"})
         elif not self.flatten:
             split = [("obs" if k == 0 else f"obs.{key}", shape)
                      for k, (key, shape) in enumerate(layout)]
@@ -295,6 +294,16 @@ class DmcFamily:
             self.engine.model_set(field, index, value)
         self.engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
                                  None, max_geom(model))
+        if self.pixels and not pixels_only:
+            # the state keys are views of the pool's "state" output (each env's whole state
+            # observation, written by the kernel next to its frame), under the names
+            # obs_structure gives them; final_obs reads the final twins alike
+            for outputs in (self.engine.outputs, self.engine.final_outputs):
+                state, col = outputs["state"], 0
+                for (key, shape), size in zip(layout, sizes):
+                    outputs[f"state.{key}"] = state[:, col:col + size].reshape(
+                        (num_envs,) + tuple(shape))
+                    col += size
         if self.pixels:      # the caller's GL context now: a missing driver is a clear error
             from cypool.mujoco.family import gl_backend_request
             self.engine.open_pixel_renderer(gl_backend_request())
@@ -303,8 +312,11 @@ class DmcFamily:
         unlimited = model.actuator_ctrllimited == 0
         lo[unlimited], hi[unlimited] = -mujoco.mjMAXVAL, mujoco.mjMAXVAL
         self.single_action_space = gym.spaces.Box(lo, hi, dtype=np.float64)
+        state_spaces = [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
+                        for key, shape in layout]
         if self.pixels:
             self.single_observation_space = gym.spaces.Dict(
+                ([] if pixels_only else state_spaces) +
                 [("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
                                            else (height, width, 3), np.uint8))])
         elif self.flatten:
@@ -312,9 +324,7 @@ class DmcFamily:
                                                            np.float64)
         else:
             # a list of pairs: gymnasium would sort a plain dict's keys
-            self.single_observation_space = gym.spaces.Dict(
-                [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
-                 for key, shape in layout])
+            self.single_observation_space = gym.spaces.Dict(state_spaces)
         # render_mode="rgb_array" is refused by make_vec where the frames would be wrong
         self.metadata = {"render_modes": ["rgb_array"] if drawable else [],
                          "render_fps": int(np.round(1.0 / (model.opt.timestep * n_sub)))}

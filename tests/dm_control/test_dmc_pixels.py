@@ -144,7 +144,6 @@ def test_render_rgb_array_equals_physics_render(name, kwargs, call):
     ({"width": 641}, "image width 641 > framebuffer width 640"),
     ({"height": 481}, "image height 481 > framebuffer height 480"),
     ({"width": 0}, "width"),
-    ({"pixels_only": False}, "pixels_only=False"),
     ({"flatten_obs": True}, "cannot be combined"),
     ({"render_kwargs": {"width": 8}, "width": 8}, "both"),
     ({"render_kwargs": {"depth": True}}, "not supported"),
@@ -153,7 +152,7 @@ def test_bad_render_settings_raise_before_any_env(kwargs, match):
     with pytest.raises(ValueError, match=match):
         cypool.make_vec("dm_control/cartpole-swingup-v0", 2, from_pixels=True, **kwargs)
     # refused for render_mode too (the same settings), and even when nothing renders
-    if "pixels_only" not in kwargs and "flatten_obs" not in kwargs:
+    if "flatten_obs" not in kwargs:
         with pytest.raises(ValueError, match=match):
             cypool.make_vec("dm_control/cartpole-swingup-v0", 2, **kwargs)
 
@@ -228,3 +227,52 @@ def test_same_step_final_frames_and_async():
                 assert np.array_equal(a, b)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_pixels_only_false_is_pixels_wrappers(mode):
+    """pixels_only=False: dm_control's state keys, then "pixels", each equal to
+    pixels.Wrapper(pixels_only=False)'s (final observations too)."""
+    name, seed, n = "finger-turn_easy", 12, 2
+    domain, task = parse_id(f"dm_control/{name}-v0")
+    time_limit = 3 * suite.load(domain, task).control_timestep()
+    env = cypool.make_vec(f"dm_control/{name}-v0", n, num_threads=2, from_pixels=True,
+                          pixels_only=False, width=40, height=32, camera_id=0,
+                          time_limit=time_limit, autoreset_mode=mode)
+    refs = [pixels.Wrapper(suite.load(domain, task, task_kwargs={"random": seed + i,
+                                                                "time_limit": time_limit}),
+                           pixels_only=False,
+                           render_kwargs=dict(width=40, height=32, camera_id=0))
+            for i in range(n)]
+    spec = refs[0].observation_spec()
+    space = env.single_observation_space
+    assert list(space.spaces) == list(spec) and list(spec)[-1] == "pixels"
+    for k, v in spec.items():
+        assert space[k].shape == v.shape and space[k].dtype == v.dtype, k
+
+    def check(obs, i, ts, where):
+        assert list(obs) == list(spec)
+        for k, v in ts.observation.items():
+            assert np.array_equal(obs[k][i], v) and obs[k][i].shape == np.shape(v), (where, k)
+
+    rng = np.random.default_rng(seed)
+    finals = 0
+    try:
+        obs, _ = env.reset(seed=seed)
+        for i, r in enumerate(refs):
+            check(obs, i, r.reset(), "reset")
+        for t in range(8):
+            a = rng.uniform(-1, 1, (n, 2))
+            obs, _, _, _, info = env.step(a)
+            for i, r in enumerate(refs):
+                ts = r.step(a[i])
+                if mode == "same_step" and ts.last():
+                    final = info["final_obs"][i]
+                    for k, v in ts.observation.items():
+                        assert np.array_equal(final[k], v), (t, k)
+                    ts = r.step(a[i])
+                    finals += 1
+                check(obs, i, ts, t)
+    finally:
+        env.close()
+    assert finals == (2 * n if mode == "same_step" else 0)
