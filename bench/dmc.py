@@ -10,34 +10,48 @@ The dm_control suite side by side, each system in its own process, one fixed act
 Episodes run to dm_control's time limits (autoresets included). Each system runs --repeat
 times, interleaved, and its best rate counts (on a shared machine the best run is the one
 least disturbed). Reports env steps/s and cypool's ratio to each system.
+
+--pixels S: pixel observations, S x S frames from --camera (default 0, the camera pixel RL
+papers use) after every step, under MUJOCO_GL (default egl):
+
+  cypool     make_vec(..., from_pixels=True, width=S, height=S, camera_id=C): frames rendered
+             on the worker threads, one GL context each
+  dm_control pixels.Wrapper(env, render_kwargs=dict(width=S, height=S, camera_id=C)), i.e.
+             physics.render after every step (the same frames, bit for bit)
+  envpool    make_gymnasium(..., from_pixels=True, render_width=S, render_height=S,
+             render_camera_id=C)
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 
 CHILD = r"""
 import json, sys, time
 import numpy as np
-system, domain, task, n, threads, seconds = sys.argv[1:7]
-n, threads, seconds = int(n), int(threads), float(seconds)
+system, domain, task, n, threads, seconds, size, camera = sys.argv[1:9]
+n, threads, seconds, size, camera = int(n), int(threads), float(seconds), int(size), int(camera)
 rng = np.random.default_rng(0)
+# pixels: a step is tens of milliseconds per env (llvmpipe), so fewer warm-up and timed calls
+warm, chunk = (2, 1) if size else (20, 10)
 
 def rate(step):
-    for _ in range(20):
+    for _ in range(warm):
         step()
     calls, t0 = 0, time.perf_counter()
     while True:
-        for _ in range(10):
+        for _ in range(chunk):
             step()
-        calls += 10
+        calls += chunk
         dt = time.perf_counter() - t0
         if dt >= seconds:
             return n * calls / dt
 
 if system == "cypool":
     import cypool
-    env = cypool.make_vec(f"dm_control/{domain}-{task}-v0", n, num_threads=threads)
+    px = dict(from_pixels=True, width=size, height=size, camera_id=camera) if size else {}
+    env = cypool.make_vec(f"dm_control/{domain}-{task}-v0", n, num_threads=threads, **px)
     env.reset(seed=0)
     sp = env.single_action_space
     a = rng.uniform(sp.low, sp.high, (n,) + sp.shape)
@@ -45,6 +59,10 @@ if system == "cypool":
 elif system == "dm_control":
     from dm_control import suite
     envs = [suite.load(domain, task, task_kwargs={"random": i}) for i in range(n)]
+    if size:
+        from dm_control.suite.wrappers import pixels
+        envs = [pixels.Wrapper(e, render_kwargs=dict(width=size, height=size,
+                                                     camera_id=camera)) for e in envs]
     spec = envs[0].action_spec()
     a = rng.uniform(spec.minimum, spec.maximum, (n,) + spec.shape)
     for e in envs:
@@ -57,7 +75,9 @@ else:
     import envpool
     name = "".join(w.capitalize() for w in domain.split("_")) + \
         "".join(w.capitalize() for w in task.split("_")) + "-v1"
-    env = envpool.make_gymnasium(name, num_envs=n, num_threads=threads, seed=0)
+    px = dict(from_pixels=True, render_width=size, render_height=size,
+              render_camera_id=camera) if size else {}
+    env = envpool.make_gymnasium(name, num_envs=n, num_threads=threads, seed=0, **px)
     env.reset()
     sp = env.action_space
     a = rng.uniform(sp.low, sp.high, (n,) + sp.shape)
@@ -66,11 +86,17 @@ print(json.dumps({"rate": r}))
 """
 
 
-def run(system, domain, task, n, threads, seconds, python):
+def run(system, domain, task, n, threads, seconds, python, size=0, camera=0):
+    env = dict(os.environ)
+    if size:
+        env.setdefault("MUJOCO_GL", "egl")
     out = subprocess.run([python, "-c", CHILD, system, domain, task, str(n), str(threads),
-                          str(seconds)], capture_output=True, text=True, timeout=600)
+                          str(seconds), str(size), str(camera)], capture_output=True,
+                         text=True, timeout=600, env=env)
     if out.returncode:
-        return None, out.stderr.strip().splitlines()[-1] if out.stderr else "failed"
+        # EnvPool's MuJoCo renderer reports on stdout before it aborts
+        lines = [x for x in (out.stderr or out.stdout or "").splitlines() if x.strip()]
+        return None, lines[-1] if lines else f"failed (exit status {out.returncode})"
     return json.loads(out.stdout.strip().splitlines()[-1])["rate"], None
 
 
@@ -83,7 +109,13 @@ def main(argv=None):
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--systems", nargs="+", default=["cypool", "dm_control", "envpool"])
     p.add_argument("--python", default=sys.executable, help="interpreter of the children")
+    p.add_argument("--pixels", type=int, default=0, metavar="S",
+                   help="S x S pixel observations (0: state observations)")
+    p.add_argument("--camera", type=int, default=0, help="the camera of --pixels")
     args = p.parse_args(argv)
+    if args.pixels:
+        print(f"pixels: {args.pixels}x{args.pixels} frames from camera {args.camera}, "
+              f"MUJOCO_GL={os.environ.get('MUJOCO_GL', 'egl')}")
     print(f"{'task':<20}" + "".join(f"{s:>14}" for s in args.systems) + "   cypool / other")
     for name in args.tasks:
         domain, task = name.split("-", 1)
@@ -91,7 +123,7 @@ def main(argv=None):
         for _ in range(args.repeat):
             for s in args.systems:
                 r, err = run(s, domain, task, args.envs, args.threads, args.seconds,
-                             args.python)
+                             args.python, args.pixels, args.camera)
                 if err:
                     print(f"  {s}: {err}", file=sys.stderr)
                 elif rates[s] is None or r > rates[s]:

@@ -22,7 +22,9 @@ no family): EnvPool's Atari ``<Game>-v5`` and MuJoCo ``<Task>-v5`` and ``<Task>-
 keys; ``Ant-v3``, ``HalfCheetah-v3``, ``Hopper-v3``, ``Walker2d-v3``, ``Swimmer-v3`` and the
 ``-v2`` pendulums, Reacher and HumanoidStandup are served by the v4 task their options
 describe; ``Humanoid-v3``, ``Pusher-v2`` and ``Pusher-v4`` are refused with the id to use),
-classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
+dm_control's ``<Domain><Task>-v1`` for the suite tasks cypool serves (dm_control's numbers,
+EnvPool's options, float32 rewards and info keys; EnvPool's other dm_control ids are refused
+naming the task), classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 ``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
 (``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
 options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
@@ -105,6 +107,40 @@ _NOT_SERVED.update({
                    "contact cost) or Humanoid-v5",
 })
 _LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
+# EnvPool 1.2.5's dm_control suite (envpool/mujoco/dmc/registration.py), whose ids are
+# <Domain><Task>-v1 (each "_"-separated word capitalised): the tasks cypool serves are listed
+# through their family's EnvPool names; the others are refused by name (_dmc_refusal)
+_DMC_SUITE = {
+    "acrobot": ("swingup", "swingup_sparse"), "ball_in_cup": ("catch",),
+    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse", "three_poles",
+                 "two_poles"),
+    "cheetah": ("run",), "dog": ("fetch", "run", "stand", "trot", "walk"),
+    "finger": ("spin", "turn_easy", "turn_hard"), "fish": ("swim", "upright"),
+    "hopper": ("hop", "stand"), "humanoid": ("run", "run_pure_state", "stand", "walk"),
+    "humanoid_CMU": ("run", "stand", "walk"), "lqr": ("lqr_2_1", "lqr_6_2"),
+    "manipulator": ("bring_ball", "bring_peg", "insert_ball", "insert_peg"),
+    "pendulum": ("swingup",), "point_mass": ("easy", "hard"),
+    "quadruped": ("escape", "fetch", "run", "walk"), "reacher": ("easy", "hard"),
+    "stacker": ("stack_2", "stack_4"), "swimmer": ("swimmer6", "swimmer15"),
+    "walker": ("run", "stand", "walk"),
+}
+
+
+def _dmc_id(domain, task):
+    def camel(name):
+        return "".join(g[:1].upper() + g[1:] for g in name.split("_"))
+    return f"{camel(domain)}{camel(task)}-v1"
+
+
+def _dmc_refusal(task_id):
+    """Why EnvPool's dm_control id ``task_id`` is not served (None: not such an id)."""
+    for domain, tasks in _DMC_SUITE.items():
+        for task in tasks:
+            if _dmc_id(domain, task) == task_id:
+                return (f"{task_id} is EnvPool's dm_control {domain} {task}, which cypool does "
+                        f"not serve yet (as dm_control/{domain}-{task}-v0; docs/dm_control.md "
+                        f"lists the served tasks)")
+    return None
 
 
 def _served() -> dict:
@@ -154,6 +190,9 @@ def _family(task_id):
         return spec
     if task_id in _NOT_SERVED:
         raise ValueError(f"{task_id} is not served: {_NOT_SERVED[task_id]} ({_LISTED})")
+    why = _dmc_refusal(task_id)
+    if why is not None:
+        raise ValueError(f"{why} ({_LISTED})")
     try:
         family_for(task_id)
     except ValueError:
@@ -309,6 +348,13 @@ def make_dm(task_id: str, **kwargs):
                               "TimeStep API is not implemented); use make_gymnasium")
 
 
+def _rows(obs, ids):
+    """Rows ``ids`` of an observation batch: an array, or a Dict's arrays (dm_control's)."""
+    if isinstance(obs, dict):
+        return {k: v[ids] for k, v in obs.items()}
+    return obs[ids]
+
+
 class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     """EnvPool's ``<Family>GymnasiumEnvPool``, stepped by a cypool pool (``self.pool``)."""
 
@@ -337,6 +383,9 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         self._seeds = seeds
         self._started = False
         obs, act = _spaces(self.pool, family)
+        if task.get("from_pixels"):     # EnvPool's frames (a family's Dict of one frame too)
+            obs = gym.spaces.Box(0, 255, (3, cfg["render_height"], cfg["render_width"]),
+                                 np.uint8)
         self.single_observation_space = self.observation_space = obs
         self.single_action_space = self.action_space = act
         self.num_envs = self.pool.num_envs
@@ -485,7 +534,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             m = np.zeros(self.num_envs, np.bool_)
             m[ids] = True
             obs, info = self.pool.reset(options={"reset_mask": m})
-        return self._obs(obs)[ids], self._info({k: v[ids] if isinstance(v, np.ndarray) and
+        return _rows(self._obs(obs), ids), self._info({k: v[ids] if isinstance(v, np.ndarray) and
                                                 len(v) == self.num_envs else v
                                                 for k, v in info.items()}, ids)
 

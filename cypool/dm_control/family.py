@@ -39,7 +39,20 @@ SUITE = {
     "swimmer": ("swimmer6", "swimmer15"),
     "walker": ("stand", "walk", "run"),
 }
-KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False}
+KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False,
+          # pixels: physics.render(height, width, camera_id)'s frames (dm_control's defaults
+          # 240 x 320 from camera -1), as observations (from_pixels: pixels.Wrapper's
+          # {"pixels": frame}) and for render_mode="rgb_array"; render_kwargs: Shimmy's dict
+          # of the same three
+          # channels_first: (3, H, W) frames (EnvPool's layout, for cypool.envpool)
+          "from_pixels": False, "pixels_only": True, "channels_first": False, "width": None,
+          "height": None, "camera_id": None, "render_kwargs": None}
+RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
+# tasks whose per-episode target lives in the env's task state, not in the pool's shared
+# model, and whose kernels do not draw it into the env's data (cypool/dm_control/tasks; the
+# reacher, finger and swimmer kernels do): the frames would draw the target where the XML
+# puts it. manipulator's target is a body (its pose, geoms and sites would be recomputed)
+NO_PIXELS = {"manipulator": None}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
 TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*)
@@ -100,9 +113,87 @@ def merge_kwargs(env_id, mod, kwargs):
                              "flat_observation)")
         if len(ek) > 1:
             raise ValueError("Both n_sub_steps and control_timestep were supplied.")
-    if not isinstance(kw["flatten_obs"], (bool, np.bool_)):
-        raise TypeError(f"{env_id}: flatten_obs must be a bool, got {kw['flatten_obs']!r}")
+    for key in ("flatten_obs", "from_pixels", "pixels_only", "channels_first"):
+        if not isinstance(kw[key], (bool, np.bool_)):
+            raise TypeError(f"{env_id}: {key} must be a bool, got {kw[key]!r}")
+    if kw["from_pixels"] and kw["flatten_obs"]:
+        raise ValueError(f"{env_id}: flatten_obs=True and from_pixels=True cannot be combined "
+                         "(the observation is the frame)")
+    if kw["channels_first"] and not kw["from_pixels"]:
+        raise ValueError(f"{env_id}: channels_first=True needs from_pixels=True (it lays out "
+                         "the pixel observations)")
+    rk = kw["render_kwargs"]
+    if rk is not None:
+        if not isinstance(rk, dict):
+            raise TypeError(f"{env_id}: render_kwargs must be a dict, got {rk!r}")
+        bad = [k for k in rk if k not in RENDER_DEFAULTS]
+        if bad:
+            raise ValueError(f"{env_id}: render_kwargs {bad} are not supported (cypool renders "
+                             f"physics.render's {list(RENDER_DEFAULTS)})")
+        both = [k for k in rk if kw[k] is not None]
+        if both:
+            raise ValueError(f"{env_id}: {both} given both as kwargs and in render_kwargs")
     return kw
+
+
+def render_setup(env_id, model, kw):
+    """(width, height, camera id) of physics.render(height, width, camera_id), checked as
+    dm_control's Camera checks them (a ValueError here, before any env exists)."""
+    from cypool._validate import check_int
+
+    rk = dict(RENDER_DEFAULTS)
+    rk.update(kw["render_kwargs"] or {})
+    rk.update({k: kw[k] for k in RENDER_DEFAULTS if kw[k] is not None})
+    width = check_int("width", rk["width"], 1, 1 << 14)
+    height = check_int("height", rk["height"], 1, 1 << 14)
+    bw, bh = int(model.vis.global_.offwidth), int(model.vis.global_.offheight)
+    if width > bw:
+        raise ValueError(f"{env_id}: image width {width} > framebuffer width {bw} (dm_control "
+                         "refuses it too): reduce the width, or give the model a larger "
+                         "<visual><global offwidth=.../></visual>")
+    if height > bh:
+        raise ValueError(f"{env_id}: image height {height} > framebuffer height {bh} "
+                         "(dm_control refuses it too): reduce the height, or give the model a "
+                         "larger <visual><global offheight=.../></visual>")
+    cam = rk["camera_id"]
+    if isinstance(cam, str):
+        cid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, cam)
+        if cid < 0:
+            names = [model.camera(k).name for k in range(model.ncam)]
+            raise ValueError(f"{env_id}: the model has no camera named {cam!r} (its cameras: "
+                             f"{names})")
+        cam = cid
+    if isinstance(cam, (bool, np.bool_)) or not isinstance(cam, (int, np.integer)):
+        raise TypeError(f"{env_id}: camera_id must be an int or a camera name, got {cam!r}")
+    cam = int(cam)
+    if cam < -1:
+        raise ValueError(f"{env_id}: camera_id cannot be smaller than -1, got {cam}")
+    if cam >= model.ncam:
+        raise ValueError(f"{env_id}: the model has {model.ncam} fixed cameras: camera_id={cam} "
+                         "is invalid")
+    return width, height, cam
+
+
+def render_camera(model, camera_id):
+    """dm_control's Camera's mjvCamera, as the pool's per-env camera settings: -1, the free
+    camera of mjv_defaultFreeCamera; k >= 0, a default mjvCamera that the pool makes FIXED
+    on camera k."""
+    cam = mujoco.MjvCamera()
+    if camera_id == -1:
+        mujoco.mjv_defaultFreeCamera(model, cam)
+    if cam.orthographic:
+        raise ValueError("cypool: an orthographic free camera is not supported")
+    return {"distance": float(cam.distance), "azimuth": float(cam.azimuth),
+            "elevation": float(cam.elevation), "lookat": [float(x) for x in cam.lookat],
+            "trackbodyid": int(cam.trackbodyid)}
+
+
+def max_geom(model):
+    """dm_control's MjvScene size: max(1000, its estimate of the renderable geoms)."""
+    frames = max(model.nbody, model.ngeom, model.nsite, model.ncam, model.nlight)
+    return max(1000, 3 * frames + 4 * model.ngeom + 3 * model.nbody + model.nsite
+               + model.ntendon + model.njnt + model.nu + model.nskin + model.ncam
+               + model.nlight)
 
 
 def n_sub_steps(env_id, mod, kw, timestep):
@@ -169,37 +260,73 @@ class DmcFamily:
                 max_episode_steps
         sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
         obs_dim = sum(sizes)
+        # the render settings are checked whether or not this pool renders (before any env)
+        width, height, camera_id = render_setup(env_id, model, kw)
+        self.pixels = bool(kw["from_pixels"])
+        drawable = not (domain in NO_PIXELS and (NO_PIXELS[domain] is None or
+                                                 task in NO_PIXELS[domain]))
+        if self.pixels and not drawable:
+            raise ValueError(f"{env_id}: from_pixels is not supported for this task yet: its "
+                             "per-episode target is kept per env outside the shared model, so "
+                             "the frames would not be dm_control's")
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
-                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE),
+                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE)
+                          + (6 * width * height if self.pixels else 0),
                           f"{env_id} envs")
         self.kwargs = kw
         self.info_layout = []
         self.flatten = bool(kw["flatten_obs"])
         split = None
-        if not self.flatten:
+        pixels_only = bool(kw["pixels_only"])
+        if self.pixels:         # pixels.Wrapper: {"pixels": frame}, after the state keys
+            self.obs_structure = ("dict", {**({} if pixels_only else {
+                key: f"state.{key}" for key, _ in layout}), "pixels": "obs"})
+        elif not self.flatten:
             split = [("obs" if k == 0 else f"obs.{key}", shape)
                      for k, (key, shape) in enumerate(layout)]
             self.obs_structure = ("dict", {key: name for (key, _), (name, _)
                                            in zip(layout, split)})
         self.engine = MjPool(path, num_envs, num_threads, self._limit, mod.task_capsule(task),
                              np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
-                             None, False, TASK_STATE, split)
+                             (height, width) if self.pixels else None,
+                             bool(kw["channels_first"]), TASK_STATE, split)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
+        self.engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
+                                 None, max_geom(model))
+        if self.pixels and not pixels_only:
+            # the state keys are views of the pool's "state" output (each env's whole state
+            # observation, written by the kernel next to its frame), under the names
+            # obs_structure gives them; final_obs reads the final twins alike
+            for outputs in (self.engine.outputs, self.engine.final_outputs):
+                state, col = outputs["state"], 0
+                for (key, shape), size in zip(layout, sizes):
+                    outputs[f"state.{key}"] = state[:, col:col + size].reshape(
+                        (num_envs,) + tuple(shape))
+                    col += size
+        if self.pixels:      # the caller's GL context now: a missing driver is a clear error
+            from cypool.mujoco.family import gl_backend_request
+            self.engine.open_pixel_renderer(gl_backend_request())
         self.nu = model.nu
         lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
         unlimited = model.actuator_ctrllimited == 0
         lo[unlimited], hi[unlimited] = -mujoco.mjMAXVAL, mujoco.mjMAXVAL
         self.single_action_space = gym.spaces.Box(lo, hi, dtype=np.float64)
-        if self.flatten:
+        state_spaces = [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
+                        for key, shape in layout]
+        if self.pixels:
+            self.single_observation_space = gym.spaces.Dict(
+                ([] if pixels_only else state_spaces) +
+                [("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
+                                           else (height, width, 3), np.uint8))])
+        elif self.flatten:
             self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
                                                            np.float64)
         else:
             # a list of pairs: gymnasium would sort a plain dict's keys
-            self.single_observation_space = gym.spaces.Dict(
-                [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
-                 for key, shape in layout])
-        self.metadata = {"render_modes": [],
+            self.single_observation_space = gym.spaces.Dict(state_spaces)
+        # render_mode="rgb_array" is refused by make_vec where the frames would be wrong
+        self.metadata = {"render_modes": ["rgb_array"] if drawable else [],
                          "render_fps": int(np.round(1.0 / (model.opt.timestep * n_sub)))}
         self.render_kwargs = {}
 
@@ -220,7 +347,14 @@ class DmcFamily:
         self.engine.clear_task_state(i)
 
     def render(self, ids):
-        raise NotImplementedError("cypool: rendering of dm_control ids is not implemented yet")
+        """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, those of
+        physics.render(height, width, camera_id), rendered in the calling thread. MUJOCO_GL
+        is read at the first render, which makes the GL context."""
+        from cypool.mujoco.family import gl_backend_request
+        ids = np.ascontiguousarray(ids, np.int64)
+        if self.engine.has_renderer:
+            return self.engine.render_rgb(ids)
+        return self.engine.render_rgb(ids, gl_backend_request())
 
     def merged_kwargs(self, kwargs):
         return merge_kwargs(self.env_id, self._mod, kwargs)

@@ -13,6 +13,12 @@ def _make(*args, **kwargs):
     return DmcFamily(*args, **kwargs)
 
 
+def _spec(env_id):
+    """EnvPool's names of the id, for cypool.envpool (no model is loaded)."""
+    from cypool.dm_control.envpool_names import spec
+    return spec(env_id)
+
+
 register_family("dm_control", env_ids=_ids, make=_make,
                 default_max_episode_steps=lambda env_id: None,
-                module="cypool.dm_control.registration")
+                module="cypool.dm_control.registration", spec=_spec)

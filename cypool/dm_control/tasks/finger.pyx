@@ -2,7 +2,10 @@
 
 Turn draws the target's position into the model (site_pos) each episode; here the model is
 shared, so each env keeps its target in its task state, and the observation uses it where
-dm_control reads the target's framepos sensor (a world-body site: its position as given)."""
+dm_control reads the target's framepos sensor (a world-body site: its position as given).
+After each reset and step the kernel writes it into the env's site_xpos too (which MuJoCo
+recomputes from the shared model at the next step's kinematics, before the sensors read it),
+so that frames draw the target where dm_control's model puts it."""
 from libc.math cimport M_PI
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, randomize_joints,
@@ -15,7 +18,7 @@ from cypool.dm_control._config import sensor_adr
 
 cdef enum:
     P_PROX = P_FIRST, P_DIST, P_TIP, P_SPINNER, P_PROX_V, P_DIST_V, P_HINGE_V, P_TOUCH_TOP, \
-        P_TOUCH_BOTTOM, P_TURN, P_HINGE_X, P_HINGE_Z, P_RADIUS, P_TARGET_SIZE, NPARAM
+        P_TOUCH_BOTTOM, P_TURN, P_HINGE_X, P_HINGE_Z, P_RADIUS, P_TARGET_SIZE, P_TARGET_SITE, NPARAM
 
 cdef NpMath MM
 init_math(&MM)
@@ -54,6 +57,7 @@ def configure(model, task):
     p[P_HINGE_X], p[P_HINGE_Z] = (float(x) for x in d.joint("hinge").xanchor[[0, 2]])
     p[P_RADIUS] = float(model.geom_size[model.geom("cap1").id].sum())
     p[P_TARGET_SIZE] = _TARGET_SIZES[task]
+    p[P_TARGET_SITE] = model.site("target").id
     layout += [("target_position", (2,)), ("dist_to_target", ())]
     return p, layout, [("site_size", 3 * model.site("target").id, _TARGET_SIZES[task])]
 
@@ -75,6 +79,15 @@ cdef void _obs(MjEnv* e) noexcept nogil:
         e.obs[9] = e.tstate[T_TASK] - s[sp]
         e.obs[10] = e.tstate[T_TASK + 1] - s[sp + 2]
         e.obs[11] = _dist_to_target(e)
+
+
+cdef void _draw_target(MjEnv* e) noexcept nogil:
+    """Turn: the target's site_xpos (x, z) as dm_control's model gives it (for rendering)."""
+    cdef Py_ssize_t t
+    if e.prm[P_TURN] != 0:
+        t = 3 * <Py_ssize_t> e.prm[P_TARGET_SITE]
+        e.d.site_xpos[t] = e.tstate[T_TASK]
+        e.d.site_xpos[t + 2] = e.tstate[T_TASK + 1]
 
 
 cdef double _dist_to_target(MjEnv* e) noexcept nogil:
@@ -112,6 +125,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     if after_reset(e):
         return 1
     _obs(e)
+    _draw_target(e)
     return 0
 
 
@@ -134,6 +148,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
         e.rew[0] = 1.0 if e.d.sensordata[<Py_ssize_t> p[P_HINGE_V]] <= -_SPIN_VELOCITY else 0.0
     e.term[0] = 0
     _obs(e)
+    _draw_target(e)
     return 0
 
 

@@ -2,7 +2,10 @@
 
 The target's position is drawn per episode into the model (geom_pos) by dm_control; here the
 model is shared, so each env keeps its target in its task state, and the observation uses it
-where dm_control reads the target's geom_xpos (a world-body geom: its position as given)."""
+where dm_control reads the target's geom_xpos (a world-body geom: its position as given).
+After each reset and step the kernel writes it into the env's geom_xpos too (which MuJoCo
+recomputes from the shared model at the next step's kinematics, and nothing reads before),
+so that frames draw the target where dm_control's model puts it."""
 from libc.math cimport M_PI
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, randomize_joints,
@@ -12,7 +15,7 @@ from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, rand
 import numpy as np
 
 cdef enum:
-    P_FINGER = P_FIRST, P_RADII, NPARAM
+    P_FINGER = P_FIRST, P_RADII, P_TARGET, NPARAM
 
 cdef NpMath MM
 init_math(&MM)
@@ -29,6 +32,9 @@ def configure(model, task):
     target = model.geom("target").id
     finger = model.geom("finger").id
     p[P_FINGER] = finger
+    if model.geom_bodyid[target] != 0:
+        raise ValueError("reacher: the target geom must be on the world body")
+    p[P_TARGET] = target
     sizes = model.geom_size[:, 0].copy()
     sizes[target] = _TARGET_SIZE[task]
     p[P_RADII] = float(sizes[[target, finger]].sum())
@@ -40,6 +46,13 @@ cdef void _to_target(MjEnv* e, double* v) noexcept nogil:
     cdef Py_ssize_t f = 3 * <Py_ssize_t> e.prm[P_FINGER]
     v[0] = e.tstate[T_TASK] - e.d.geom_xpos[f]
     v[1] = e.tstate[T_TASK + 1] - e.d.geom_xpos[f + 1]
+
+
+cdef void _draw_target(MjEnv* e) noexcept nogil:
+    """The target's geom_xpos as dm_control's model gives it (for rendering)."""
+    cdef Py_ssize_t t = 3 * <Py_ssize_t> e.prm[P_TARGET]
+    e.d.geom_xpos[t] = e.tstate[T_TASK]
+    e.d.geom_xpos[t + 1] = e.tstate[T_TASK + 1]
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
@@ -67,6 +80,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     if after_reset(e):
         return 1
     _obs(e)
+    _draw_target(e)
     return 0
 
 
@@ -79,6 +93,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
     e.rew[0] = tolerance(&MM, np_norm(e, v, 2), 0, p[P_RADII], 0, SIG_GAUSSIAN, 0, True)
     e.term[0] = 0
     _obs(e)
+    _draw_target(e)
     return 0
 
 

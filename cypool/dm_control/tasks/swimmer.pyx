@@ -3,7 +3,10 @@
 The model is dm_control's own, generated for n links by dm_control's _make_model and written
 to a temporary file (its includes made absolute). The target's position is drawn into the
 model each episode by dm_control (contacts are disabled, so it changes no physics); here each
-env keeps it in its task state, read where dm_control reads the target's geom_xpos."""
+env keeps it in its task state, read where dm_control reads the target's geom_xpos. After
+each reset and step the kernel writes it into the env's geom_xpos and the target light's
+light_xpos too (which MuJoCo recomputes from the shared model at the next step's kinematics,
+and nothing reads before), so that frames draw them where dm_control's model puts them."""
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, vec3_dot_mat3, rs_rand, rs_uniform,
                                      randomize_joints, dmc_reset_begin, after_reset, dmc_step,
@@ -13,7 +16,7 @@ from cypool.dm_control._config import (sigmoid_scale, body_id, generated_model,
                                        SIG_LONG_TAIL as _LT)
 
 cdef enum:
-    P_NOSE = P_FIRST, P_HEAD, P_TARGET_Z, P_SIZE, P_SCALE, NPARAM
+    P_NOSE = P_FIRST, P_HEAD, P_TARGET_Z, P_SIZE, P_SCALE, P_TARGET, P_LIGHT, NPARAM
 
 cdef NpMath MM
 init_math(&MM)
@@ -37,6 +40,10 @@ def configure(model, task):
     if model.geom_bodyid[target] != 0:
         raise ValueError("swimmer: the target geom must be on the world body")
     p[P_TARGET_Z] = float(model.geom_pos[target, 2])
+    light = model.light("target_light").id
+    if model.light_bodyid[light] != 0:
+        raise ValueError("swimmer: the target light must be on the world body")
+    p[P_TARGET], p[P_LIGHT] = target, light
     p[P_SIZE] = float(model.geom_size[target, 0])
     p[P_SCALE] = sigmoid_scale(_LT, 0.1)
     n_vel = (model.nsensordata - 12) // 6
@@ -54,6 +61,16 @@ cdef void _to_target(MjEnv* e, double* out) noexcept nogil:
     v[1] = (e.tstate[T_TASK + 1] + 0.0) - e.d.geom_xpos[n + 1]
     v[2] = e.prm[P_TARGET_Z] - e.d.geom_xpos[n + 2]
     vec3_dot_mat3(&MM, v, e.d.xmat + 9 * <Py_ssize_t> e.prm[P_HEAD], out)
+
+
+cdef void _draw_target(MjEnv* e) noexcept nogil:
+    """The target's geom_xpos and its light's light_xpos (x, y) as dm_control's model gives
+    them (for rendering)."""
+    cdef Py_ssize_t t = 3 * <Py_ssize_t> e.prm[P_TARGET], l = 3 * <Py_ssize_t> e.prm[P_LIGHT]
+    e.d.geom_xpos[t] = e.tstate[T_TASK]
+    e.d.geom_xpos[t + 1] = e.tstate[T_TASK + 1]
+    e.d.light_xpos[l] = e.tstate[T_TASK]
+    e.d.light_xpos[l + 1] = e.tstate[T_TASK + 1]
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:
@@ -84,6 +101,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     if after_reset(e):
         return 1
     _obs(e)
+    _draw_target(e)
     return 0
 
 
@@ -97,6 +115,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
                          p[P_SCALE], True)
     e.term[0] = 0
     _obs(e)
+    _draw_target(e)
     return 0
 
 

@@ -73,6 +73,7 @@ cdef extern from "mujoco/mujoco.h" nogil:
         mjtNum* geom_xpos            # Cartesian geom position                  (ngeom x 3)
         mjtNum* xipos                # Cartesian position of body com           (nbody x 3)
         mjtNum* site_xpos            # Cartesian site position                  (nsite x 3)
+        mjtNum* light_xpos           # Cartesian light position                 (nlight x 3)
         mjtNum* cinert               # com-based body inertia and mass          (nbody x 10)
         mjtNum* ten_length           # tendon lengths                           (ntendon x 1)
         mjtNum* ten_velocity         # tendon velocities                        (ntendon x 1)
