@@ -10,7 +10,10 @@ excluded), against a Python ``step`` loop over the same actions.
                   XLA custom calls); a failure is recorded with its exact error
 
 Hopper runs with jax_enable_x64 (float64 actions, as EnvPool's MuJoCo needs: without x64
-its xla() corrupts the heap). Reports env steps/s and cypool-xla's ratio to each.
+its xla() corrupts the heap). Reports env steps/s (the median round) and cypool-xla's speed
+ratio to each: per round, the other's time over cypool-xla's (the two measured next to each
+other, so a load change on a shared machine weighs on both), the median over the rounds with
+its quartiles.
 """
 import argparse
 import json
@@ -71,14 +74,23 @@ for s in systems:
         runs[s]()                                # compile / warm up
     except Exception as exc:                     # e.g. EnvPool's xla() with this jax
         out[s] = {"error": f"{type(exc).__name__}: {exc}"}
-best = {s: float("inf") for s in runs}
-for _ in range(reps):                            # interleaved: the same load for each system
-    for s, run in runs.items():
+times = {s: [] for s in runs}
+names = list(runs)
+for k in range(reps):                            # interleaved, the order rotated each round:
+    for s in names[k % len(names):] + names[:k % len(names)]:    # the same load for each
         t0 = time.perf_counter()
-        run()
-        best[s] = min(best[s], time.perf_counter() - t0)
+        runs[s]()
+        times[s].append(time.perf_counter() - t0)
 for s in runs:
-    out[s] = {"sps": steps * n / best[s]}
+    t = np.array(times[s])
+    out[s] = {"sps": steps * n / float(np.median(t)), "best_sps": steps * n / float(t.min())}
+if "cypool-xla" in runs:                         # per round: the two runs side by side
+    base = np.array(times["cypool-xla"])
+    for s in runs:
+        if s != "cypool-xla":
+            out[s]["ratio"] = float(np.median(np.array(times[s]) / base))
+            out[s]["ratio_range"] = [float(x) for x in np.percentile(np.array(times[s]) / base,
+                                                                     [25, 75])]
 print(json.dumps(out))
 """
 
@@ -105,14 +117,15 @@ def main(argv=None):
     p.add_argument("--envs", type=int, default=16)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=15)
     p.add_argument("--systems", nargs="+",
                    default=["cypool-xla", "cypool-python", "envpool-xla"])
     p.add_argument("--json", help="write the results here")
     a = p.parse_args(argv)
     results = {}
-    print(f"jitted lax.scan of {a.steps} steps, {a.envs} envs, {a.threads} threads "
-          f"(best of {a.reps}); env steps/s")
+    print(f"jitted lax.scan of {a.steps} steps, {a.envs} envs, {a.threads} threads; env "
+          f"steps/s, median of {a.reps} interleaved rounds; cypool-xla's ratio: the median of "
+          f"the rounds' ratios [quartiles]")
     for env_id in a.ids:
         row = run_all(a.systems, env_id, a.envs, a.threads, a.steps, a.reps)
         results[env_id] = row
@@ -121,8 +134,8 @@ def main(argv=None):
         for s in a.systems:
             r = row[s]
             if "sps" in r:
-                ratio = f" (cypool-xla {base / r['sps']:.2f}x)" if base and s != "cypool-xla" \
-                    else ""
+                ratio = (f" (cypool-xla {r['ratio']:.2f}x [{r['ratio_range'][0]:.2f}-"
+                         f"{r['ratio_range'][1]:.2f}])") if base and "ratio" in r else ""
                 cells.append(f"{s} {r['sps']:,.0f}{ratio}")
             else:
                 cells.append(f"{s} FAILED: {r['error']}")
