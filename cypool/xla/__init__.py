@@ -391,7 +391,10 @@ def make_xla(env, *, envpool: bool = False):
     if adapter.native is not None and not adapter.py_rows:
         # every result in C: the handler's fast route steps it without a Python frame
         from cypool.xla import _native
-        _native.bind(token, adapter.native, env)
+        try:
+            _native.bind(token, adapter.native, env)
+        except ValueError:          # a façade without VectorEnv's attributes: Python route
+            pass
     space = env.single_action_space
 
     handle = np.frombuffer(token.to_bytes(8, "little"), np.uint8).copy()

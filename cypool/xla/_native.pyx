@@ -302,6 +302,9 @@ cdef class NativeStep:
         """Let the fast call (_fast_call) do VectorEnv.step's checks itself: ``env`` (held
         weakly) is the façade whose engine this steps; its lock and in-flight flags are
         read directly."""
+        for name in ("_lock", "_in_flight", "_closed", "_has_reset"):
+            if not hasattr(env, name):
+                raise ValueError(f"cypool xla: the env has no {name}")
         flight = env._in_flight
         if not isinstance(flight, np.ndarray) or flight.dtype != np.bool_ or \
                 flight.shape != (self.engine.num_envs,) or not flight.flags.c_contiguous:
