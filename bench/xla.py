@@ -127,7 +127,9 @@ def main(argv=None):
           f"steps/s, median of {a.reps} interleaved rounds; cypool-xla's ratio: the median of "
           f"the rounds' ratios [quartiles]")
     for env_id in a.ids:
+        load0 = os.getloadavg()[0]
         row = run_all(a.systems, env_id, a.envs, a.threads, a.steps, a.reps)
+        row["load_average"] = [load0, os.getloadavg()[0]]   # a shared machine's other jobs
         results[env_id] = row
         base = row.get("cypool-xla", {}).get("sps")
         cells = []
@@ -139,7 +141,9 @@ def main(argv=None):
                 cells.append(f"{s} {r['sps']:,.0f}{ratio}")
             else:
                 cells.append(f"{s} FAILED: {r['error']}")
-        print(f"{env_id:12s} " + " | ".join(cells), flush=True)
+        print(f"{env_id:12s} " + " | ".join(cells) +
+              f" (load average {row['load_average'][0]:.1f}-{row['load_average'][1]:.1f})",
+              flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
