@@ -8,6 +8,8 @@ excluded), against a Python ``step`` loop over the same actions.
   cypool-python   the same env, ``env.step(a)`` in a Python loop
   envpool-xla     envpool.make_gymnasium(id, num_envs=N, num_threads=T).xla() (EnvPool's own
                   XLA custom calls); a failure is recorded with its exact error
+  cypool-envpool-xla  (not run by default) cypool.envpool.make_gymnasium(...).xla(), EnvPool's
+                  API on cypool: its calls take the handler's Python route
 
 Hopper runs with jax_enable_x64 (float64 actions, as EnvPool's MuJoCo needs: without x64
 its xla() corrupts the heap). Reports env steps/s (the median round) and cypool-xla's speed
@@ -39,8 +41,11 @@ else:
 A = jax.device_put(acts)
 
 def make(system):
-    if system == "envpool-xla":
-        import envpool
+    if system in ("envpool-xla", "cypool-envpool-xla"):
+        if system == "envpool-xla":
+            import envpool
+        else:
+            import cypool.envpool as envpool
         env = envpool.make_gymnasium(env_id, num_envs=n, num_threads=threads)
         env.async_reset()
         handle, recv, send, step = env.xla()
