@@ -8,9 +8,14 @@ excluded), against a Python ``step`` loop over the same actions.
   cypool-python   the same env, ``env.step(a)`` in a Python loop
   envpool-xla     envpool.make_gymnasium(id, num_envs=N, num_threads=T).xla() (EnvPool's own
                   XLA custom calls); a failure is recorded with its exact error
+  cypool-envpool-xla  (not run by default) cypool.envpool.make_gymnasium(...).xla(), EnvPool's
+                  API on cypool: its calls take the handler's Python route
 
 Hopper runs with jax_enable_x64 (float64 actions, as EnvPool's MuJoCo needs: without x64
-its xla() corrupts the heap). Reports env steps/s and cypool-xla's ratio to each.
+its xla() corrupts the heap). Reports env steps/s (the median round) and cypool-xla's speed
+ratio to each: per round, the other's time over cypool-xla's (the two measured next to each
+other, so a load change on a shared machine weighs on both), the median over the rounds with
+its quartiles.
 """
 import argparse
 import json
@@ -36,8 +41,11 @@ else:
 A = jax.device_put(acts)
 
 def make(system):
-    if system == "envpool-xla":
-        import envpool
+    if system in ("envpool-xla", "cypool-envpool-xla"):
+        if system == "envpool-xla":
+            import envpool
+        else:
+            import cypool.envpool as envpool
         env = envpool.make_gymnasium(env_id, num_envs=n, num_threads=threads)
         env.async_reset()
         handle, recv, send, step = env.xla()
@@ -71,14 +79,23 @@ for s in systems:
         runs[s]()                                # compile / warm up
     except Exception as exc:                     # e.g. EnvPool's xla() with this jax
         out[s] = {"error": f"{type(exc).__name__}: {exc}"}
-best = {s: float("inf") for s in runs}
-for _ in range(reps):                            # interleaved: the same load for each system
-    for s, run in runs.items():
+times = {s: [] for s in runs}
+names = list(runs)
+for k in range(reps):                            # interleaved, the order rotated each round:
+    for s in names[k % len(names):] + names[:k % len(names)]:    # the same load for each
         t0 = time.perf_counter()
-        run()
-        best[s] = min(best[s], time.perf_counter() - t0)
+        runs[s]()
+        times[s].append(time.perf_counter() - t0)
 for s in runs:
-    out[s] = {"sps": steps * n / best[s]}
+    t = np.array(times[s])
+    out[s] = {"sps": steps * n / float(np.median(t)), "best_sps": steps * n / float(t.min())}
+if "cypool-xla" in runs:                         # per round: the two runs side by side
+    base = np.array(times["cypool-xla"])
+    for s in runs:
+        if s != "cypool-xla":
+            out[s]["ratio"] = float(np.median(np.array(times[s]) / base))
+            out[s]["ratio_range"] = [float(x) for x in np.percentile(np.array(times[s]) / base,
+                                                                     [25, 75])]
 print(json.dumps(out))
 """
 
@@ -105,28 +122,33 @@ def main(argv=None):
     p.add_argument("--envs", type=int, default=16)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=15)
     p.add_argument("--systems", nargs="+",
                    default=["cypool-xla", "cypool-python", "envpool-xla"])
     p.add_argument("--json", help="write the results here")
     a = p.parse_args(argv)
     results = {}
-    print(f"jitted lax.scan of {a.steps} steps, {a.envs} envs, {a.threads} threads "
-          f"(best of {a.reps}); env steps/s")
+    print(f"jitted lax.scan of {a.steps} steps, {a.envs} envs, {a.threads} threads; env "
+          f"steps/s, median of {a.reps} interleaved rounds; cypool-xla's ratio: the median of "
+          f"the rounds' ratios [quartiles]")
     for env_id in a.ids:
+        load0 = os.getloadavg()[0]
         row = run_all(a.systems, env_id, a.envs, a.threads, a.steps, a.reps)
+        row["load_average"] = [load0, os.getloadavg()[0]]   # a shared machine's other jobs
         results[env_id] = row
         base = row.get("cypool-xla", {}).get("sps")
         cells = []
         for s in a.systems:
             r = row[s]
             if "sps" in r:
-                ratio = f" (cypool-xla {base / r['sps']:.2f}x)" if base and s != "cypool-xla" \
-                    else ""
+                ratio = (f" (cypool-xla {r['ratio']:.2f}x [{r['ratio_range'][0]:.2f}-"
+                         f"{r['ratio_range'][1]:.2f}])") if base and "ratio" in r else ""
                 cells.append(f"{s} {r['sps']:,.0f}{ratio}")
             else:
                 cells.append(f"{s} FAILED: {r['error']}")
-        print(f"{env_id:12s} " + " | ".join(cells), flush=True)
+        print(f"{env_id:12s} " + " | ".join(cells) +
+              f" (load average {row['load_average'][0]:.1f}-{row['load_average'][1]:.1f})",
+              flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -388,6 +388,13 @@ def make_xla(env, *, envpool: bool = False):
     adapter = _Adapter(env, template, envpool, jax.dtypes.canonicalize_dtype)
     token = register(adapter)
     weakref.finalize(env, unregister, token)
+    if adapter.native is not None and not adapter.py_rows:
+        # every result in C: the handler's fast route steps it without a Python frame
+        from cypool.xla import _native
+        try:
+            _native.bind(token, adapter.native, env)
+        except ValueError:          # a façade without VectorEnv's attributes: Python route
+            pass
     space = env.single_action_space
 
     handle = np.frombuffer(token.to_bytes(8, "little"), np.uint8).copy()

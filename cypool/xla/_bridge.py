@@ -45,6 +45,11 @@ def register(adapter) -> int:
 def unregister(token: int) -> None:
     with _reg_lock:
         _adapters.pop(token, None)
+    try:
+        from cypool.xla import _native
+    except ImportError:             # not built: nothing was bound
+        return
+    _native.unbind(token)
 
 
 def _array(view):

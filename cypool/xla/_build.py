@@ -134,9 +134,10 @@ def load():
                 _build(path, cmd)
             lib = ctypes.PyDLL(path)        # PyDLL: set_dispatch runs with the GIL held
             from cypool.xla import _bridge, _native
-            lib.cypool_xla_set_dispatch.argtypes = [ctypes.py_object, ctypes.py_object]
+            lib.cypool_xla_set_dispatch.argtypes = [ctypes.py_object] * 3
             lib.cypool_xla_set_dispatch.restype = ctypes.c_int
-            if lib.cypool_xla_set_dispatch(_bridge.dispatch, _native.native_step_capsule()):
+            if lib.cypool_xla_set_dispatch(_bridge.dispatch, _native.native_step_capsule(),
+                                           _native.fast_call_capsule()):
                 raise RuntimeError("cypool: env.xla()'s FFI handler refused cypool.xla._native")
             jax.ffi.register_ffi_target(TARGET, jax.ffi.pycapsule(lib.cypool_xla_handler),
                                         platform="cpu", api_version=1)

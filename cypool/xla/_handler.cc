@@ -33,6 +33,15 @@ using NativeStep = int (*)(void* obj, const void* act, int act_type, int64_t act
                            const int64_t* out_counts);
 NativeStep g_native = nullptr;
 
+// cypool.xla._native's fast call (GIL held): kFastDone, kFastSlow, kFastEnd + status, or -1
+// with a Python error set
+using FastCall = int (*)(int64_t token, const void* act, int act_type, int64_t act_count,
+                         int n_out, void** outs, const int* out_types,
+                         const int64_t* out_counts);
+FastCall g_fast = nullptr;
+constexpr int kFastDone = 0;
+constexpr int kFastEnd = 16;
+
 // ops (cypool/xla/_bridge.py): send, recv, step through the env's Python methods; the
 // native step; and the Python calls around it
 constexpr int64_t kOpNative = 3;
@@ -101,31 +110,39 @@ void release_views(PyObject* list) {
 template <typename T>
 std::string views(const T& bufs, PyObject* list, bool writable);
 
-// The native step (GIL held on entry and exit; released while the engine steps):
-// dispatch(BEGIN) takes the env's lock and checks it can step, the native entry validates
-// the actions, steps every env and writes the results, dispatch(END, status) fills the info
-// keys computed in Python (if any), raises the Python path's error for a failed status, and
-// releases the lock.
+// The native step (GIL held on entry and exit; released while the engine steps).
+//
+// Fast route, every step of the plain case: cypool.xla._native's fast call takes the env's
+// lock, does VectorEnv.step's checks, steps every env without the GIL straight from XLA's
+// action buffer into XLA's result buffers, and releases the lock: no Python frame, no
+// memoryview, no allocation. It declines (FAST_SLOW, nothing done) whatever needs the
+// Python path's error, and then the Python route runs: dispatch(BEGIN) takes the env's lock
+// and checks it can step, the native entry validates the actions, steps every env and
+// writes the results, dispatch(END, status) fills the info keys computed in Python (if
+// any), raises the Python path's error for a failed status, and releases the lock. A failed
+// env on the fast route comes back as FAST_END + status with the lock held: END reports it.
 std::string NativeCall(ffi::RemainingArgs& args, ffi::RemainingRets& rets, int64_t token) {
   if (g_dispatch == nullptr || g_native == nullptr)
     return "cypool xla: the handler's dispatcher is not installed";
   if (args.size() != 2) return "cypool xla: the native step takes one action buffer";
   PyObject* none = Py_None;
-  PyObject* r = PyObject_CallFunction(g_dispatch, "LLOO", static_cast<long long>(kOpBegin),
-                                      static_cast<long long>(token), none, none);
-  if (r == nullptr) return take_error();
-  void* obj = nullptr;
-  int need_py = 0;
-  if (!PyArg_ParseTuple(r, "np", reinterpret_cast<Py_ssize_t*>(&obj), &need_py)) {
-    Py_DECREF(r);
-    return take_error();  // BEGIN's lock stays taken only if it returned this tuple
-  }
-  Py_DECREF(r);
   auto act = args.get<ffi::AnyBuffer>(1);
   size_t n_out = rets.size() - 1;
-  std::vector<void*> outs(n_out);
-  std::vector<int> types(n_out);
-  std::vector<int64_t> counts(n_out);
+  // the buffers' addresses, types and counts: on the stack for the usual result counts
+  constexpr size_t kStack = 48;
+  void* outs_s[kStack];
+  int types_s[kStack];
+  int64_t counts_s[kStack];
+  std::vector<void*> outs_h;
+  std::vector<int> types_h;
+  std::vector<int64_t> counts_h;
+  void** outs = outs_s;
+  int* types = types_s;
+  int64_t* counts = counts_s;
+  if (n_out > kStack) {
+    outs_h.resize(n_out), types_h.resize(n_out), counts_h.resize(n_out);
+    outs = outs_h.data(), types = types_h.data(), counts = counts_h.data();
+  }
   int status = 4;  // NATIVE_BAD_CALL unless every buffer decodes
   bool ok = act.has_value();
   for (size_t i = 0; ok && i < n_out; ++i) {
@@ -139,12 +156,36 @@ std::string NativeCall(ffi::RemainingArgs& args, ffi::RemainingRets& rets, int64
     types[i] = static_cast<int>(buf.element_type());
     counts[i] = static_cast<int64_t>(buf.element_count());
   }
-  if (ok) {
-    PyThreadState* ts = PyEval_SaveThread();  // the engine steps without the GIL
-    status = g_native(obj, act->untyped_data(), static_cast<int>(act->element_type()),
-                      static_cast<int64_t>(act->element_count()), static_cast<int>(n_out),
-                      outs.data(), types.data(), counts.data());
-    PyEval_RestoreThread(ts);
+  bool locked = false;  // the fast route failed with the env's lock held: END releases it
+  if (ok && g_fast != nullptr) {
+    int fs = g_fast(token, act->untyped_data(), static_cast<int>(act->element_type()),
+                    static_cast<int64_t>(act->element_count()), static_cast<int>(n_out), outs,
+                    types, counts);
+    if (fs == kFastDone) return std::string();
+    if (fs < 0) return take_error();
+    if (fs >= kFastEnd) {
+      status = fs - kFastEnd;
+      locked = true;
+    }
+  }
+  int need_py = 0;
+  if (!locked) {
+    PyObject* r = PyObject_CallFunction(g_dispatch, "LLOO", static_cast<long long>(kOpBegin),
+                                        static_cast<long long>(token), none, none);
+    if (r == nullptr) return take_error();
+    void* obj = nullptr;
+    if (!PyArg_ParseTuple(r, "np", reinterpret_cast<Py_ssize_t*>(&obj), &need_py)) {
+      Py_DECREF(r);
+      return take_error();  // BEGIN's lock stays taken only if it returned this tuple
+    }
+    Py_DECREF(r);
+    if (ok) {
+      PyThreadState* ts = PyEval_SaveThread();  // the engine steps without the GIL
+      status = g_native(obj, act->untyped_data(), static_cast<int>(act->element_type()),
+                        static_cast<int64_t>(act->element_count()), static_cast<int>(n_out),
+                        outs, types, counts);
+      PyEval_RestoreThread(ts);
+    }
   }
   std::string err;
   PyObject* ins = PyList_New(0);
@@ -260,13 +301,16 @@ ffi::Error Call(ffi::RemainingArgs args, ffi::RemainingRets rets, int64_t op, in
 
 }  // namespace
 
-// Installs the Python dispatcher and the native step's capsule (called through ctypes.PyDLL,
+// Installs the Python dispatcher and the native step's and fast call's capsules (called through ctypes.PyDLL,
 // so with the GIL held). Returns 0, or -1 with a Python error set.
 extern "C" __attribute__((visibility("default"))) int cypool_xla_set_dispatch(
-    PyObject* fn, PyObject* native_capsule) {
+    PyObject* fn, PyObject* native_capsule, PyObject* fast_capsule) {
   void* p = PyCapsule_GetPointer(native_capsule, "cypool.xla.native_step");
   if (p == nullptr) return -1;
+  void* f = PyCapsule_GetPointer(fast_capsule, "cypool.xla.fast_call");
+  if (f == nullptr) return -1;
   g_native = reinterpret_cast<NativeStep>(p);
+  g_fast = reinterpret_cast<FastCall>(f);
   Py_XINCREF(fn);
   PyObject* old = g_dispatch;
   g_dispatch = fn;

@@ -22,9 +22,13 @@ from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from cpython.pycapsule cimport PyCapsule_New
+from cpython.dict cimport PyDict_GetItem
+from cpython.ref cimport PyObject
 cimport numpy as cnp
 
 from cypool._core._engine cimport Engine, OP_STEP, OP_RESET, INFO_STEP, INFO_RESET, cp_load
+
+import weakref
 
 import numpy as np
 
@@ -51,6 +55,12 @@ cpdef enum:
     NATIVE_FAILED = 2          # an env's op failed: EngineError, as env.step raises it
     NATIVE_NO_STREAM = 3       # an env has no random stream (never reset)
     NATIVE_BAD_CALL = 4        # buffers that do not match the declaration
+
+# what the fast call returns to the handler (see _fast_call)
+cpdef enum:
+    FAST_DONE = 0              # stepped, results written, the env's lock released
+    FAST_SLOW = 1              # nothing done (lock not held): take the Python route
+    FAST_END = 16              # FAST_END + status: stepped and failed, lock held: END must run
 
 # the role of each result buffer
 cpdef enum:
@@ -192,6 +202,13 @@ cdef class NativeStep:
     cdef int64_t info_w
     cdef const uint8_t* kind_p    # which keys each row holds (INFO_STEP / INFO_RESET)
     cdef const int64_t* warn_p    # MuJoCo's warning counts, or NULL
+    # the fast call's view of the façade (bind()): the env (weakly), its lock's methods and
+    # its in-flight flags
+    cdef object env_ref
+    cdef object lock_acquire
+    cdef object lock_release
+    cdef object flight_keep
+    cdef const uint8_t* flight_p
 
     def __cinit__(self):
         self.roles = NULL
@@ -199,6 +216,7 @@ cdef class NativeStep:
         self.widths = NULL
         self.when = NULL
         self.ref_cols = NULL
+        self.flight_p = NULL
 
     def __dealloc__(self):
         free(self.ref_cols)
@@ -279,6 +297,57 @@ cdef class NativeStep:
     @property
     def address(self):
         return <Py_ssize_t> <void*> self
+
+    def bind(self, env):
+        """Let the fast call (_fast_call) do VectorEnv.step's checks itself: ``env`` (held
+        weakly) is the façade whose engine this steps; its lock and in-flight flags are
+        read directly."""
+        for name in ("_lock", "_in_flight", "_closed", "_has_reset"):
+            if not hasattr(env, name):
+                raise ValueError(f"cypool xla: the env has no {name}")
+        flight = env._in_flight
+        if not isinstance(flight, np.ndarray) or flight.dtype != np.bool_ or \
+                flight.shape != (self.engine.num_envs,) or not flight.flags.c_contiguous:
+            raise ValueError("cypool xla: the env's in-flight flags are not a bool array")
+        self.env_ref = weakref.ref(env)
+        self.lock_acquire = env._lock.acquire
+        self.lock_release = env._lock.release
+        self.flight_keep = flight
+        self.flight_p = <const uint8_t*> cnp.PyArray_DATA(flight)
+
+    cdef int fast(self, const char* act, int act_t, int64_t act_n, int n_out, char** outs,
+                  const int* out_t, const int64_t* out_n) except -1:
+        """With the GIL: VectorEnv.step's checks under its lock, the nogil step, the lock
+        released. Whatever is not the plain case (a closed env, envs in flight, a bad action,
+        no random stream) is left to the Python route, which raises the Python path's
+        error: FAST_SLOW, with nothing stepped and the lock not held. A failed env:
+        FAST_END + status with the lock held (the Python END reports it and releases)."""
+        cdef int st
+        cdef Py_ssize_t i
+        cdef bint keep = False
+        if self.flight_p == NULL:
+            return FAST_SLOW
+        env = self.env_ref()
+        if env is None:
+            return FAST_SLOW
+        self.lock_acquire()
+        try:
+            if env._closed or not env._has_reset:
+                return FAST_SLOW
+            for i in range(self.engine.num_envs):
+                if self.flight_p[i]:
+                    return FAST_SLOW
+            with nogil:
+                st = self.step(act, act_t, act_n, n_out, outs, out_t, out_n)
+            if st == NATIVE_OK:
+                return FAST_DONE
+            if st == NATIVE_FAILED:
+                keep = True
+                return FAST_END + st
+            return FAST_SLOW         # refused before any env moved: the Python route reports
+        finally:
+            if not keep:
+                self.lock_release()
 
     cdef int load(self, const char* act, int t, int64_t n) noexcept nogil:
         """Validate every action, then write them all (nothing written on a bad one)."""
@@ -380,6 +449,42 @@ cdef int _native_step(void* obj, const void* act, int act_t, int64_t act_n, int 
                       void** outs, const int* out_t, const int64_t* out_n) noexcept nogil:
     return (<NativeStep> obj).step(<const char*> act, act_t, act_n, n_out, <char**> outs,
                                    out_t, out_n)
+
+
+# token (cypool.xla._bridge.register) -> its NativeStep, for the fast call
+cdef dict _bound = {}
+
+
+def bind(token, NativeStep native, env):
+    native.bind(env)
+    _bound[token] = native
+
+
+def unbind(token):
+    _bound.pop(token, None)
+
+
+def _bound_values():
+    """The NativeSteps the fast route can reach (for tests)."""
+    return list(_bound.values())
+
+
+cdef int _fast_call(int64_t token, const void* act, int act_t, int64_t act_n, int n_out,
+                    void** outs, const int* out_t, const int64_t* out_n) except -1:
+    """Called by the handler with the GIL held: FAST_DONE, FAST_SLOW, FAST_END + status (see
+    NativeStep.fast), or -1 with a Python exception set."""
+    cdef PyObject* o = PyDict_GetItem(_bound, token)
+    if o == NULL:
+        return FAST_SLOW
+    return (<NativeStep> o).fast(<const char*> act, act_t, act_n, n_out, <char**> outs, out_t,
+                                 out_n)
+
+
+def fast_call_capsule():
+    """The C entry ``int (int64_t token, const void* action, int action_xla_type, int64_t
+    action_count, int n_out, void** outs, const int* out_xla_types, const int64_t*
+    out_counts)``, called with the GIL held (see _fast_call)."""
+    return PyCapsule_New(<void*> _fast_call, b"cypool.xla.fast_call", NULL)
 
 
 def native_step_capsule():

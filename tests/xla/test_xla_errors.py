@@ -184,3 +184,26 @@ def test_handler_built_into_cache_keyed_by_jaxlib(tmp_path):
     import jaxlib
     built = os.listdir(tmp_path / "xla")
     assert len(built) == 1 and f"jaxlib{jaxlib.__version__}" in built[0]
+
+
+def test_fast_route_bound_and_its_refusals():
+    # a plain sync Discrete env steps on the handler's fast route (no Python frame); what it
+    # declines (no reset yet, a send() waiting) still raises the Python path's error
+    from cypool.xla import _native
+    env = cypool.make_vec("CartPole-v1", num_envs=4, num_threads=1)
+    handle, recv, send, step = env.xla()
+    assert any(v is step.adapter.native for v in _native._bound_values())
+    run = jax.jit(lambda h: step(h, jnp.zeros(4, jnp.int32)))
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"call reset\(\)"):
+        jax.block_until_ready(run(handle))
+    env.reset(seed=0)
+    env.send(np.zeros(4, np.int32))
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"step\(\) while results of send"):
+        jax.block_until_ready(run(handle))
+    env.recv()
+    jax.block_until_ready(run(handle))
+    ref = _env()
+    ref.step(np.zeros(4, np.int32)), ref.step(np.zeros(4, np.int32))
+    a = np.ones(4, np.int32)
+    assert np.array_equal(env.step(a)[0], ref.step(a)[0])
+    env.close(), ref.close()
