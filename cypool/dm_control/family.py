@@ -26,7 +26,8 @@ mujoco = import_mujoco()
 SUITE = {
     "acrobot": ("swingup", "swingup_sparse"),
     "ball_in_cup": ("catch",),
-    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse"),
+    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse", "two_poles",
+                 "three_poles"),
     "cheetah": ("run",),
     "finger": ("spin", "turn_easy", "turn_hard"),
     "fish": ("upright",),

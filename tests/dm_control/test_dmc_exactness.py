@@ -18,6 +18,8 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
         "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
         "swimmer-swimmer15", "manipulator-bring_ball"]
+# suite.EXTRA tasks served
+EXTRA = ["cartpole-two_poles", "cartpole-three_poles"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -82,8 +84,16 @@ def test_more_benchmarking_tasks_equal_dm_control(name):
     assert ends >= 2
 
 
+@pytest.mark.parametrize("name", EXTRA)
+@pytest.mark.parametrize("seed,threads", [(3, 1), (17, 2)])
+def test_extra_tasks_equal_dm_control(name, seed, threads):
+    ends, _ = _run(name, seed, 3, threads, 0.2, 30, action_scale=1.5)
+    assert ends >= 3
+
+
 @pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
-                                  "point_mass-easy", "acrobot-swingup"])
+                                  "point_mass-easy", "acrobot-swingup",
+                                  "cartpole-two_poles", "cartpole-three_poles"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
