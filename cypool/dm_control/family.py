@@ -32,7 +32,7 @@ SUITE = {
     "finger": ("spin", "turn_easy", "turn_hard"),
     "fish": ("upright",),
     "hopper": ("stand", "hop"),
-    "manipulator": ("bring_ball",),
+    "manipulator": ("bring_ball", "bring_peg"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "pendulum": ("swingup",),
     "point_mass": ("easy",),

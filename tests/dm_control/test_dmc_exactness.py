@@ -19,7 +19,7 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
         "swimmer-swimmer15", "manipulator-bring_ball"]
 # suite.EXTRA tasks served
-EXTRA = ["cartpole-two_poles", "cartpole-three_poles"]
+EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -206,3 +206,10 @@ def test_manipulator_initial_states_equal_dm_control():
     """bring_ball's three initial states (object in hand, in the target, anywhere: choice
     with p) over many resets: 8 envs, episodes of 2 steps."""
     _run("manipulator-bring_ball", 40, 8, 2, 0.02, 24)
+
+
+def test_manipulator_bring_peg_rewards_equal_dm_control():
+    """bring_peg's reward (grasp, pinch, and the target peg's sites placed from its drawn
+    pose) over many initial states, the in-hand ones giving nonzero grasp terms."""
+    _, nonzero = _run("manipulator-bring_peg", 40, 8, 2, 0.02, 24)
+    assert nonzero > 0

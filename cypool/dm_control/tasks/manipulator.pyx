@@ -1,10 +1,12 @@
-"""dm_control suite manipulator (dm_control/suite/manipulator.py): bring_ball.
+"""dm_control suite manipulator (dm_control/suite/manipulator.py): bring_ball, bring_peg.
 
-The model is dm_control's make_model(use_peg=False, insert=False) (the unused props removed),
-written to a temporary file. The target ball is drawn into the model (body_pos, body_quat)
-each episode by dm_control; its geoms do not collide, so here each env keeps it in its task
-state and the observation and reward use it where dm_control reads the target's xpos, xquat
-and site_xpos (a world-body child: its pose as given)."""
+The model is dm_control's make_model(use_peg, insert=False) (the unused props removed),
+written to a temporary file. The target (ball or peg) is drawn into the model (body_pos,
+body_quat) each episode by dm_control; its geoms do not collide, so here each env keeps it in
+its task state and the observation and reward use it where dm_control reads the target's
+xpos, xquat and site_xpos (a world-body child: its pose as given; its sites placed as
+mj_kinematics places them, with MuJoCo's own mju_quat2Mat). insert_ball and insert_peg move
+a colliding receptacle in the model each episode: they need a model per env (not served)."""
 from libc.math cimport M_PI
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand, rs_uniform,
@@ -16,11 +18,15 @@ import numpy as np
 from cypool.dm_control._config import (sigmoid_scale, sensor_adr, body_id, joint_qpos,
                                        generated_model, SIG_GAUSSIAN as _G)
 
+cdef extern from "mujoco/mujoco.h" nogil:
+    void mju_quat2Mat(double res[9], const double quat[4])
+
 cdef enum:
     P_ARM_Q = P_FIRST, P_ARM_V = P_ARM_Q + 8, P_ARM_LO = P_ARM_V + 8, P_ARM_HI = P_ARM_LO + 8, \
         P_FINGER = P_ARM_HI + 8, P_THUMB, P_OBJ_Q, P_OBJ_V = P_OBJ_Q + 3, \
         P_TOUCH = P_OBJ_V + 3, P_HAND = P_TOUCH + 5, P_BALL, P_BALL_SITE, P_GRASP, P_CDF0, \
-        P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, NPARAM
+        P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, P_PEG, P_PEG_SITE, P_PEG_TIP, P_PEG_GRASP, \
+        P_PEG_PINCH, P_PINCH, P_TSITE_Z, P_TTIP_Z, NPARAM
 
 # task state after the Gaussian cache: the target's x, z, qw, qy
 cdef enum:
@@ -30,7 +36,7 @@ cdef NpMath MM
 init_math(&MM)
 
 DOMAIN = "manipulator"
-TASKS = ("bring_ball",)
+TASKS = ("bring_ball", "bring_peg")
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = .01
 _ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",
@@ -41,11 +47,14 @@ cdef double _CLOSE = .01
 
 def model_path(task, suite_dir):
     from dm_control.suite import manipulator
-    return generated_model(task, manipulator.make_model(False, False)[0], suite_dir)
+    return generated_model(task, manipulator.make_model(task == "bring_peg", False)[0],
+                           suite_dir)
 
 
 def configure(model, task):
     p = [0.0] * NPARAM
+    peg = task == "bring_peg"
+    obj = "peg" if peg else "ball"
     for k, name in enumerate(_ARM_JOINTS):
         j = model.joint(name)
         p[P_ARM_Q + k] = int(j.qposadr[0])
@@ -55,21 +64,35 @@ def configure(model, task):
         p[P_ARM_HI + k] = float(model.jnt_range[j.id, 1]) if limited else np.pi
     p[P_FINGER] = joint_qpos(model, "finger")
     p[P_THUMB] = joint_qpos(model, "thumb")
-    for k, name in enumerate(["ball_x", "ball_z", "ball_y"]):
+    for k, name in enumerate([f"{obj}_x", f"{obj}_z", f"{obj}_y"]):
         p[P_OBJ_Q + k] = joint_qpos(model, name)
         p[P_OBJ_V + k] = int(model.joint(name).dofadr[0])
     for k, name in enumerate(_TOUCH):
         p[P_TOUCH + k] = sensor_adr(model, name)
     p[P_HAND] = body_id(model, "hand")
-    p[P_BALL] = body_id(model, "ball")
-    p[P_BALL_SITE] = model.site("ball").id
+    p[P_PEG] = peg
+    p[P_BALL] = body_id(model, obj)
     p[P_GRASP] = model.site("grasp").id
-    target = body_id(model, "target_ball")
-    if model.body_parentid[target] != 0 or model.site_bodyid[model.site("target_ball").id] \
-            != target or np.any(model.site_pos[model.site("target_ball").id] != 0):
-        raise ValueError("manipulator: the target ball must hang from the world body, its "
-                         "site at its origin")
+    target = body_id(model, f"target_{obj}")
+    if model.body_parentid[target] != 0 or np.any(model.body_quat[target] != [1, 0, 0, 0]):
+        raise ValueError(f"manipulator: the target {obj} must hang from the world body, "
+                         "unrotated")
     p[P_TARGET_Y] = float(model.body_pos[target, 1])
+    if peg:
+        for k, name in [(P_PEG_SITE, "peg"), (P_PEG_TIP, "peg_tip"),
+                        (P_PEG_GRASP, "peg_grasp"), (P_PEG_PINCH, "peg_pinch"),
+                        (P_PINCH, "pinch")]:
+            p[k] = model.site(name).id
+        for k, name in [(P_TSITE_Z, "target_peg"), (P_TTIP_Z, "target_peg_tip")]:
+            s = model.site(name)
+            if model.site_bodyid[s.id] != target or np.any(model.site_pos[s.id, :2] != 0):
+                raise ValueError(f"manipulator: the site {name} must be on the target's z axis")
+            p[k] = float(model.site_pos[s.id, 2])
+    else:
+        p[P_BALL_SITE] = model.site("ball").id
+        s = model.site("target_ball")
+        if model.site_bodyid[s.id] != target or np.any(model.site_pos[s.id] != 0):
+            raise ValueError("manipulator: the target ball's site must be at its origin")
     # RandomState.choice's cdf for p=[_P_IN_HAND, _P_IN_TARGET, 1 - both]
     probs = np.array([.1, .1, 1 - .1 - .1])
     cdf = probs.cumsum()
@@ -167,18 +190,79 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     return 0
 
 
+cdef double _close(MjEnv* e, const double* v) noexcept nogil:
+    """_is_close(np.linalg.norm(v))."""
+    return tolerance(&MM, np_norm(e, v, 3), 0, _CLOSE, _CLOSE * 2, SIG_GAUSSIAN,
+                     e.prm[P_SCALE], True)
+
+
+cdef double _distance_close(MjEnv* e, Py_ssize_t s1, Py_ssize_t s2) noexcept nogil:
+    """_is_close(site_distance(s1, s2)): the norm of site1 - site2."""
+    cdef double v[3]
+    cdef Py_ssize_t k
+    for k in range(3):
+        v[k] = e.d.site_xpos[3 * s1 + k] - e.d.site_xpos[3 * s2 + k]
+    return _close(e, v)
+
+
+cdef void _target_site(MjEnv* e, double z, double* out) noexcept nogil:
+    """site_xpos of a target site at (0, 0, z) in the target's frame, as mj_kinematics
+    computes it: xpos + xmat @ pos, xmat = mju_quat2Mat(xquat)."""
+    cdef double q[4]
+    cdef double mat[9]
+    cdef double pos[3]
+    cdef double x[3]
+    cdef Py_ssize_t k
+    q[0] = e.tstate[T_QW]
+    q[1] = 0.0
+    q[2] = e.tstate[T_QY]
+    q[3] = 0.0
+    mju_quat2Mat(mat, q)
+    pos[0] = 0.0
+    pos[1] = 0.0
+    pos[2] = z
+    x[0] = e.tstate[T_X] + 0.0
+    x[1] = e.prm[P_TARGET_Y]
+    x[2] = e.tstate[T_Z] + 0.0
+    for k in range(3):
+        out[k] = (mat[3 * k] * pos[0] + mat[3 * k + 1] * pos[1] + mat[3 * k + 2] * pos[2]) \
+            + x[k]
+
+
 cdef int _step(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
-    cdef Py_ssize_t b = 3 * <Py_ssize_t> p[P_BALL_SITE]
+    cdef Py_ssize_t b = 3 * <Py_ssize_t> p[P_BALL_SITE], k, s
     cdef double v[3]
+    cdef double t[3]
+    cdef double grasping, bringing
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
-    # site_distance('ball', 'target_ball'): ball - target (the target site's xpos: its pose)
-    v[0] = e.d.site_xpos[b] - (e.tstate[T_X] + 0.0)
-    v[1] = e.d.site_xpos[b + 1] - p[P_TARGET_Y]
-    v[2] = e.d.site_xpos[b + 2] - (e.tstate[T_Z] + 0.0)
-    e.rew[0] = tolerance(&MM, np_norm(e, v, 3), 0, _CLOSE, _CLOSE * 2, SIG_GAUSSIAN,
-                         p[P_SCALE], True)
+    if p[P_PEG] != 0:
+        grasping = (_distance_close(e, <Py_ssize_t> p[P_PEG_GRASP], <Py_ssize_t> p[P_GRASP])
+                    + _distance_close(e, <Py_ssize_t> p[P_PEG_PINCH],
+                                      <Py_ssize_t> p[P_PINCH])) / 2
+        # site_distance('peg', 'target_peg'): peg - target
+        s = 3 * <Py_ssize_t> p[P_PEG_SITE]
+        _target_site(e, p[P_TSITE_Z], t)
+        for k in range(3):
+            v[k] = e.d.site_xpos[s + k] - t[k]
+        bringing = _close(e, v)
+        # site_distance('target_peg_tip', 'peg_tip'): target tip - peg tip
+        s = 3 * <Py_ssize_t> p[P_PEG_TIP]
+        _target_site(e, p[P_TTIP_Z], t)
+        for k in range(3):
+            v[k] = t[k] - e.d.site_xpos[s + k]
+        bringing = (bringing + _close(e, v)) / 2
+        # max(bringing, grasping / 3)
+        grasping = grasping / 3
+        e.rew[0] = grasping if grasping > bringing else bringing
+    else:
+        # site_distance('ball', 'target_ball'): ball - target (the target site's xpos: its
+        # pose)
+        v[0] = e.d.site_xpos[b] - (e.tstate[T_X] + 0.0)
+        v[1] = e.d.site_xpos[b + 1] - p[P_TARGET_Y]
+        v[2] = e.d.site_xpos[b + 2] - (e.tstate[T_Z] + 0.0)
+        e.rew[0] = _close(e, v)
     e.term[0] = 0
     _obs(e)
     return 0
