@@ -34,6 +34,7 @@ SUITE = {
     "hopper": ("stand", "hop"),
     "manipulator": ("bring_ball", "bring_peg"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
+    "humanoid_CMU": ("stand", "walk", "run"),
     "pendulum": ("swingup",),
     "point_mass": ("easy",),
     "reacher": ("easy", "hard"),

@@ -19,7 +19,8 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
         "swimmer-swimmer15", "manipulator-bring_ball"]
 # suite.EXTRA tasks served
-EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg"]
+EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
+         "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -93,7 +94,8 @@ def test_extra_tasks_equal_dm_control(name, seed, threads):
 
 @pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
                                   "point_mass-easy", "acrobot-swingup",
-                                  "cartpole-two_poles", "cartpole-three_poles"])
+                                  "cartpole-two_poles", "cartpole-three_poles",
+                                  "humanoid_CMU-stand", "humanoid_CMU-run"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
