@@ -38,6 +38,7 @@ SUITE = {
     "pendulum": ("swingup",),
     "point_mass": ("easy",),
     "reacher": ("easy", "hard"),
+    "stacker": ("stack_2", "stack_4"),
     "swimmer": ("swimmer6", "swimmer15"),
     "walker": ("stand", "walk", "run"),
 }

@@ -20,7 +20,8 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "swimmer-swimmer15", "manipulator-bring_ball"]
 # suite.EXTRA tasks served
 EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
-         "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run"]
+         "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run", "stacker-stack_2",
+         "stacker-stack_4"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -95,7 +96,7 @@ def test_extra_tasks_equal_dm_control(name, seed, threads):
 @pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
                                   "point_mass-easy", "acrobot-swingup",
                                   "cartpole-two_poles", "cartpole-three_poles",
-                                  "humanoid_CMU-stand", "humanoid_CMU-run"])
+                                  "humanoid_CMU-stand", "humanoid_CMU-run", "stacker-stack_4"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
@@ -215,3 +216,10 @@ def test_manipulator_bring_peg_rewards_equal_dm_control():
     pose) over many initial states, the in-hand ones giving nonzero grasp terms."""
     _, nonzero = _run("manipulator-bring_peg", 40, 8, 2, 0.02, 24)
     assert nonzero > 0
+
+
+@pytest.mark.parametrize("name", ["stacker-stack_2", "stacker-stack_4"])
+def test_stacker_initial_states_equal_dm_control(name):
+    """stacker's rejection loop (arm, randint target height, boxes, until no contact) over
+    many resets: 8 envs, episodes of 2 steps."""
+    _run(name, 60, 8, 2, 0.02, 24)
