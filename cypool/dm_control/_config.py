@@ -30,9 +30,7 @@ def joint_qpos(model, name):
     return int(model.joint(name).qposadr[0])
 
 
-def dgemv_routine():
-    """(address, ilp64) of cblas_dgemv in the BLAS numpy calls its ddot from (the same
-    library and naming), or (0, False) when numpy's BLAS was not found."""
+def _blas_routine(name):
     import ctypes
 
     from cypool._numpy_blas import ROUTINE
@@ -41,10 +39,21 @@ def dgemv_routine():
         return 0, False
     try:
         lib = ctypes.CDLL(ROUTINE.library)
-        fn = getattr(lib, ROUTINE.symbol.replace("ddot", "dgemv"))
+        fn = getattr(lib, ROUTINE.symbol.replace("ddot", name))
     except (OSError, AttributeError):
         return 0, False
     return ctypes.cast(fn, ctypes.c_void_p).value or 0, bool(ROUTINE.ilp64)
+
+
+def dgemv_routine():
+    """(address, ilp64) of cblas_dgemv in the BLAS numpy calls its ddot from (the same
+    library and naming), or (0, False) when numpy's BLAS was not found."""
+    return _blas_routine("dgemv")
+
+
+def dgemm_routine():
+    """(address, ilp64) of cblas_dgemm (numpy's matrix-matrix dot), as dgemv_routine."""
+    return _blas_routine("dgemm")
 
 
 def generated_model(name, xml, suite_dir):

@@ -37,6 +37,7 @@ SUITE = {
     "humanoid_CMU": ("stand", "walk", "run"),
     "pendulum": ("swingup",),
     "point_mass": ("easy",),
+    "quadruped": ("walk", "run", "fetch"),
     "reacher": ("easy", "hard"),
     "stacker": ("stack_2", "stack_4"),
     "swimmer": ("swimmer6", "swimmer15"),

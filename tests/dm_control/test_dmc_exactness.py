@@ -21,7 +21,7 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
 # suite.EXTRA tasks served
 EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
          "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run", "stacker-stack_2",
-         "stacker-stack_4"]
+         "stacker-stack_4", "quadruped-walk", "quadruped-run", "quadruped-fetch"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -96,7 +96,8 @@ def test_extra_tasks_equal_dm_control(name, seed, threads):
 @pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
                                   "point_mass-easy", "acrobot-swingup",
                                   "cartpole-two_poles", "cartpole-three_poles",
-                                  "humanoid_CMU-stand", "humanoid_CMU-run", "stacker-stack_4"])
+                                  "humanoid_CMU-stand", "humanoid_CMU-run", "stacker-stack_4",
+                                  "quadruped-walk", "quadruped-fetch"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
@@ -223,3 +224,9 @@ def test_stacker_initial_states_equal_dm_control(name):
     """stacker's rejection loop (arm, randint target height, boxes, until no contact) over
     many resets: 8 envs, episodes of 2 steps."""
     _run(name, 60, 8, 2, 0.02, 24)
+
+
+def test_quadruped_fetch_initial_states_equal_dm_control():
+    """fetch's placement (azimuth, spawn point, the non-contacting height search, the ball's
+    pose and Gaussian velocity) over many resets: 6 envs, episodes of 2 steps."""
+    _run("quadruped-fetch", 70, 6, 2, 0.04, 20)
