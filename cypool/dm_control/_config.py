@@ -2,7 +2,7 @@
 dm_control's own code computes them (so that the kernels' floats are dm_control's)."""
 import numpy as np
 
-SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL = 0, 1, 2, 3   # _dmc.pxd's enum
+SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL, SIG_RECIPROCAL = 0, 1, 2, 3, 4  # _dmc.pxd
 
 
 def sigmoid_scale(sigmoid, value_at_1):
@@ -15,6 +15,8 @@ def sigmoid_scale(sigmoid, value_at_1):
         return float(np.sqrt(1 - value_at_1))
     if sigmoid == SIG_LONG_TAIL:
         return float(np.sqrt(1 / value_at_1 - 1))
+    if sigmoid == SIG_RECIPROCAL:
+        return float(1 / value_at_1 - 1)
     raise ValueError(f"unknown sigmoid {sigmoid!r}")
 
 

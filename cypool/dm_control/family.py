@@ -30,6 +30,7 @@ SUITE = {
                  "three_poles"),
     "cheetah": ("run",),
     "finger": ("spin", "turn_easy", "turn_hard"),
+    "dog": ("stand", "walk", "trot", "run", "fetch"),
     "fish": ("upright",),
     "hopper": ("stand", "hop"),
     "manipulator": ("bring_ball", "bring_peg"),

@@ -21,7 +21,8 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
 # suite.EXTRA tasks served
 EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
          "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run", "stacker-stack_2",
-         "stacker-stack_4", "quadruped-walk", "quadruped-run", "quadruped-fetch"]
+         "stacker-stack_4", "quadruped-walk", "quadruped-run", "quadruped-fetch",
+         "dog-stand", "dog-walk", "dog-trot", "dog-run", "dog-fetch"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -97,7 +98,7 @@ def test_extra_tasks_equal_dm_control(name, seed, threads):
                                   "point_mass-easy", "acrobot-swingup",
                                   "cartpole-two_poles", "cartpole-three_poles",
                                   "humanoid_CMU-stand", "humanoid_CMU-run", "stacker-stack_4",
-                                  "quadruped-walk", "quadruped-fetch"])
+                                  "quadruped-walk", "quadruped-fetch", "dog-trot", "dog-fetch"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
@@ -230,3 +231,9 @@ def test_quadruped_fetch_initial_states_equal_dm_control():
     """fetch's placement (azimuth, spawn point, the non-contacting height search, the ball's
     pose and Gaussian velocity) over many resets: 6 envs, episodes of 2 steps."""
     _run("quadruped-fetch", 70, 6, 2, 0.04, 20)
+
+
+def test_dog_fetch_initial_states_equal_dm_control():
+    """dog's resets over many episodes (three Gaussians per reset in stand, five in fetch: the
+    cached one carried into the next episode) and fetch's thrown ball: 4 envs, 2 steps each."""
+    _run("dog-fetch", 90, 4, 2, 0.03, 20)
