@@ -55,7 +55,7 @@ elif system == "dm_control":
     r = rate(step)
 else:
     import envpool
-    name = "".join(w.capitalize() for w in domain.split("_")) + \
+    name = "".join(w if w.isupper() else w.capitalize() for w in domain.split("_")) + \
         "".join(w.capitalize() for w in task.split("_")) + "-v1"
     env = envpool.make_gymnasium(name, num_envs=n, num_threads=threads, seed=0)
     env.reset()
