@@ -194,6 +194,15 @@ cdef void _obs(MjEnv* e) noexcept nogil:
         vec3_dot_mat3(&MM, v, e.d.xmat + 9 * t, e.obs + j)
 
 
+cdef void _fail(char* err) noexcept nogil:
+    cdef const char* msg = b"Failed to find a non-contacting configuration."
+    cdef Py_ssize_t k = 0
+    while msg[k] != 0 and k < 200:
+        err[k] = msg[k]
+        k += 1
+    err[k] = 0
+
+
 cdef int _place(MjEnv* e, const double* quat, double x, double y) noexcept nogil:
     """_find_non_contacting_height: from z = 0, a reset_context (Physics.reset, the root's
     pose, after_reset) per 0.01 of height until no contact (at most 10000 tries)."""
@@ -213,6 +222,7 @@ cdef int _place(MjEnv* e, const double* quat, double x, double y) noexcept nogil
         z += 0.01
         attempts += 1
         if attempts > 10000:
+            _fail(e.err)
             return 1
         if e.d.ncon == 0:
             return 0
