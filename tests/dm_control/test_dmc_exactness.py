@@ -139,6 +139,21 @@ def test_snapshots_continue_exactly():
     assert all(np.array_equal(x, y) for x, y in zip(first, again))
 
 
+def test_snapshots_carry_the_drawn_target():
+    """stacker's target lives in each env's task state: a snapshot carries it (and the next
+    episodes' draws, from the restored stream)."""
+    env = cypool.make_vec("dm_control/stacker-stack_2-v0", 2, num_threads=1, time_limit=0.05)
+    env.reset(seed=2)
+    a = np.full((2, 5), 0.3)
+    env.step(a)
+    state = env.pool.engine.get_state(np.arange(2, dtype=np.int64))
+    first = [env.step(a)[0]["target_pos"].copy() for _ in range(12)]
+    env.pool.engine.set_state(np.arange(2, dtype=np.int64), state)
+    again = [env.step(a)[0]["target_pos"].copy() for _ in range(12)]
+    assert all(np.array_equal(x, y) for x, y in zip(first, again))
+    assert len({x.tobytes() for x in first}) > 1       # episodes with new targets
+
+
 def test_bad_input_is_refused_before_any_env_moves():
     env = cypool.make_vec("dm_control/cheetah-run-v0", 2, num_threads=1)
     obs, _ = env.reset(seed=0)
