@@ -33,6 +33,7 @@ SUITE = {
     "dog": ("stand", "walk", "trot", "run", "fetch"),
     "fish": ("upright",),
     "hopper": ("stand", "hop"),
+    "lqr": ("lqr_2_1", "lqr_6_2"),
     "manipulator": ("bring_ball", "bring_peg"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "humanoid_CMU": ("stand", "walk", "run"),
@@ -191,6 +192,15 @@ class DmcFamily:
                              None, False, TASK_STATE, split)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
+        # tasks whose dm_control model differs per env (lqr's drawn stiffnesses) keep a model
+        # per env: the module compiles them and names them in each env's parameter row
+        self._env_models = None
+        if hasattr(mod, "env_models"):
+            self._env_models, columns = mod.env_models(path, task, num_envs)
+            rows = np.array(self.engine.params, dtype=np.float64)
+            for col, values in columns.items():
+                rows[:, col] = values
+            self.engine.set_params(rows)
         self.nu = model.nu
         lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
         unlimited = model.actuator_ctrllimited == 0

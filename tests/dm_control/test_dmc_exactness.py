@@ -252,3 +252,34 @@ def test_dog_fetch_initial_states_equal_dm_control():
     """dog's resets over many episodes (three Gaussians per reset in stand, five in fetch: the
     cached one carried into the next episode) and fetch's thrown ball: 4 envs, 2 steps each."""
     _run("dog-fetch", 90, 4, 2, 0.03, 20)
+
+
+@pytest.mark.parametrize("task", ["lqr_2_1", "lqr_6_2"])
+@pytest.mark.parametrize("time_limit", [float("inf"), 0.3])
+def test_lqr_equal_dm_control(task, time_limit):
+    """lqr: each env's stiffnesses drawn from its seed into its own model (before the
+    episode's draws), no time limit by default (a short one crosses autoresets), and a
+    reseeded reset redraws them."""
+    n = 3
+    env = cypool.make_vec(f"dm_control/lqr-{task}-v0", n, num_threads=2, time_limit=time_limit)
+    spec_n = env.single_action_space.shape[0]
+    assert np.all(env.single_action_space.high == 1e10)
+    rng = np.random.default_rng(1)
+    ends = 0
+    for seed in (4, 40):
+        refs = _refs("lqr", task, seed, n, time_limit)
+        obs, _ = env.reset(seed=seed)
+        _check_obs(obs, [r.reset() for r in refs], "reset")
+        for t in range(25):
+            a = rng.uniform(-1, 1, (n, spec_n))
+            obs, rew, term, trunc, _ = env.step(a)
+            out = [r.step(a[i]) for i, r in enumerate(refs)]
+            _check_obs(obs, out, t)
+            for i, ts in enumerate(out):
+                if ts.first():
+                    continue
+                assert rew[i] == ts.reward, (t, i, rew[i], ts.reward)
+                assert term[i] == (ts.last() and ts.discount == 0)
+                assert trunc[i] == (ts.last() and ts.discount != 0)
+                ends += ts.last()
+    assert ends == (0 if time_limit == float("inf") else 2 * n * 2)
