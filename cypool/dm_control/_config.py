@@ -78,3 +78,36 @@ def generated_model(name, xml, suite_dir):
             f.write(xml)
         os.replace(tmp, path)
     return path
+
+
+def env_models(path, num_envs, model_cols, fields):
+    """A model per env for tasks whose dm_control model differs per env (lqr's stiffnesses,
+    point_mass hard's tendon gains): (the models to keep alive, {parameter column: one value
+    per env}). model_cols = (column of the model's address, column of its actuation-disabled
+    twin's); fields = {field name: (column, twin's column)}: the address of that field's array
+    in each. Each env's kernel points its MjEnv at them and writes its own values there."""
+    import copy
+
+    import mujoco
+    base = mujoco.MjModel.from_xml_path(path)
+    keep = []
+    cols = {c: [] for c in model_cols}
+    for c in fields.values():
+        cols[c[0]], cols[c[1]] = [], []
+
+    def put(col, address):
+        if float(address) != address:
+            raise ValueError("cypool: an address does not fit a float64 exactly")
+        cols[col].append(float(address))
+
+    for _ in range(num_envs):
+        m = copy.deepcopy(base)
+        m_noact = copy.deepcopy(base)
+        m_noact.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+        keep += [m, m_noact]
+        put(model_cols[0], m._address)
+        put(model_cols[1], m_noact._address)
+        for name, (col, col2) in fields.items():
+            put(col, getattr(m, name).ctypes.data)
+            put(col2, getattr(m_noact, name).ctypes.data)
+    return keep, {col: np.asarray(v, np.float64) for col, v in cols.items()}

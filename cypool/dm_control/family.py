@@ -38,7 +38,7 @@ SUITE = {
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "humanoid_CMU": ("stand", "walk", "run"),
     "pendulum": ("swingup",),
-    "point_mass": ("easy",),
+    "point_mass": ("easy", "hard"),
     "quadruped": ("walk", "run", "fetch"),
     "reacher": ("easy", "hard"),
     "stacker": ("stack_2", "stack_4"),
@@ -197,10 +197,11 @@ class DmcFamily:
         self._env_models = None
         if hasattr(mod, "env_models"):
             self._env_models, columns = mod.env_models(path, task, num_envs)
-            rows = np.array(self.engine.params, dtype=np.float64)
-            for col, values in columns.items():
-                rows[:, col] = values
-            self.engine.set_params(rows)
+            if columns:
+                rows = np.array(self.engine.params, dtype=np.float64)
+                for col, values in columns.items():
+                    rows[:, col] = values
+                self.engine.set_params(rows)
         self.nu = model.nu
         lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
         unlimited = model.actuator_ctrllimited == 0

@@ -22,7 +22,7 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
 EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
          "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run", "stacker-stack_2",
          "stacker-stack_4", "quadruped-walk", "quadruped-run", "quadruped-fetch",
-         "dog-stand", "dog-walk", "dog-trot", "dog-run", "dog-fetch"]
+         "dog-stand", "dog-walk", "dog-trot", "dog-run", "dog-fetch", "point_mass-hard"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -98,7 +98,8 @@ def test_extra_tasks_equal_dm_control(name, seed, threads):
                                   "point_mass-easy", "acrobot-swingup",
                                   "cartpole-two_poles", "cartpole-three_poles",
                                   "humanoid_CMU-stand", "humanoid_CMU-run", "stacker-stack_4",
-                                  "quadruped-walk", "quadruped-fetch", "dog-trot", "dog-fetch"])
+                                  "quadruped-walk", "quadruped-fetch", "dog-trot", "dog-fetch",
+                                  "point_mass-hard"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""

@@ -17,7 +17,7 @@ from cypool.dm_control._dmc cimport (rs_uniform, rs_gauss, dmc_reset_begin, afte
 
 import numpy as np
 
-from cypool.dm_control._config import generated_model
+from cypool.dm_control._config import generated_model, env_models as _env_models
 
 cdef enum:
     MAX_BODIES = 6      # the task state's 6 doubles after the Gaussian cache
@@ -59,26 +59,9 @@ def configure(model, task):
 
 
 def env_models(path, task, num_envs):
-    """(the models to keep alive, {parameter column: one value per env}): each env's model
-    and actuation-disabled twin, and their jnt_stiffness arrays, by address."""
-    import copy
-
-    import mujoco
-    base = mujoco.MjModel.from_xml_path(path)
-    keep = []
-    cols = {P_MODEL: [], P_MODEL_NOACT: [], P_STIFF: [], P_STIFF_NOACT: []}
-    for _ in range(num_envs):
-        m = copy.deepcopy(base)
-        m_noact = copy.deepcopy(base)
-        m_noact.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
-        keep += [m, m_noact]
-        for col, value in ((P_MODEL, m._address), (P_MODEL_NOACT, m_noact._address),
-                           (P_STIFF, m.jnt_stiffness.ctypes.data),
-                           (P_STIFF_NOACT, m_noact.jnt_stiffness.ctypes.data)):
-            if float(value) != value:
-                raise ValueError("lqr: an address does not fit a float64 exactly")
-            cols[col].append(float(value))
-    return keep, {col: np.asarray(v, np.float64) for col, v in cols.items()}
+    """Each env's model and actuation-disabled twin, and their jnt_stiffness arrays."""
+    return _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
+                       {"jnt_stiffness": (P_STIFF, P_STIFF_NOACT)})
 
 
 cdef void _use_env_model(MjEnv* e) noexcept nogil:
