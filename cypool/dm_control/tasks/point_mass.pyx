@@ -16,7 +16,7 @@ from cypool.dm_control._config import (sigmoid_scale, env_models as _env_models,
 
 cdef enum:
     P_TARGET = P_FIRST, P_MASS, P_SIZE, P_GAUSS_SCALE, P_QUAD_SCALE, P_HARD, P_MODEL, \
-        P_MODEL_NOACT, P_WRAP, P_WRAP_NOACT, NPARAM
+        P_MODEL_NOACT, P_WRAP, P_WRAP_NOACT, P_WRAP0, NPARAM = P_WRAP0 + 4
 
 # task state after the Gaussian cache (hard): wrap_prm[0:4] (dir1, dir2)
 cdef enum:
@@ -41,6 +41,8 @@ def configure(model, task):
     p[P_HARD] = task == "hard"
     if p[P_HARD] and (model.nwrap < 4 or model.nq != 2 or model.nv != 2):
         raise ValueError("point_mass: hard needs two fixed tendons of two joints each")
+    for k in range(4 if p[P_HARD] else 0):     # the model's own gains (before any draw)
+        p[P_WRAP0 + k] = float(model.wrap_prm[k])
     return p, [("position", (model.nq,)), ("velocity", (model.nv,))], []
 
 
@@ -53,16 +55,20 @@ def env_models(path, task, num_envs):
 
 
 cdef void _use_env_model(MjEnv* e) noexcept nogil:
-    """hard: point e at this env's models and write its tendon gains into both."""
+    """hard: point e at this env's models and write its tendon gains into both (the model's
+    own before the first draw since seeding: a unit direction is never all zeros)."""
     cdef const double* p = e.prm
     cdef double* w = <double*> <size_t> p[P_WRAP]
     cdef double* w2 = <double*> <size_t> p[P_WRAP_NOACT]
+    cdef const double* src = e.tstate + T_WRAP
     cdef Py_ssize_t k
     e.m = <const mjModel*> <size_t> p[P_MODEL]
     e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
+    if src[0] == 0 and src[1] == 0:
+        src = p + P_WRAP0
     for k in range(4):
-        w[k] = e.tstate[T_WRAP + k]
-        w2[k] = e.tstate[T_WRAP + k]
+        w[k] = src[k]
+        w2[k] = src[k]
 
 
 cdef void _unit2(MjEnv* e, double* v) noexcept nogil:
