@@ -31,7 +31,7 @@ SUITE = {
     "cheetah": ("run",),
     "finger": ("spin", "turn_easy", "turn_hard"),
     "dog": ("stand", "walk", "trot", "run", "fetch"),
-    "fish": ("upright",),
+    "fish": ("upright", "swim"),
     "hopper": ("stand", "hop"),
     "lqr": ("lqr_2_1", "lqr_6_2"),
     "manipulator": ("bring_ball", "bring_peg"),

@@ -16,7 +16,7 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
         "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
         "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
-        "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
+        "finger-turn_easy", "finger-turn_hard", "fish-upright", "fish-swim", "swimmer-swimmer6",
         "swimmer-swimmer15", "manipulator-bring_ball"]
 # suite.EXTRA tasks served
 EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
@@ -284,3 +284,11 @@ def test_lqr_equal_dm_control(task, time_limit):
                 assert trunc[i] == (ts.last() and ts.discount != 0)
                 ends += ts.last()
     assert ends == (0 if time_limit == float("inf") else 2 * n * 2)
+
+
+@pytest.mark.parametrize("seed,threads", [(3, 1), (30, 2)])
+def test_fish_swim_targets_equal_dm_control(seed, threads):
+    """fish swim: each episode's target drawn into the env's own model (it collides with
+    the fish): 4 envs, episodes of 10 steps."""
+    ends, nonzero = _run("fish-swim", seed, 4, threads, 0.4, 45)
+    assert ends >= 16 and nonzero > 0
