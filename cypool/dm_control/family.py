@@ -34,7 +34,7 @@ SUITE = {
     "fish": ("upright", "swim"),
     "hopper": ("stand", "hop"),
     "lqr": ("lqr_2_1", "lqr_6_2"),
-    "manipulator": ("bring_ball", "bring_peg"),
+    "manipulator": ("bring_ball", "bring_peg", "insert_ball", "insert_peg"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
     "humanoid_CMU": ("stand", "walk", "run"),
     "pendulum": ("swingup",),

@@ -22,7 +22,8 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
 EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
          "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run", "stacker-stack_2",
          "stacker-stack_4", "quadruped-walk", "quadruped-run", "quadruped-fetch",
-         "dog-stand", "dog-walk", "dog-trot", "dog-run", "dog-fetch", "point_mass-hard"]
+         "dog-stand", "dog-walk", "dog-trot", "dog-run", "dog-fetch", "point_mass-hard",
+         "manipulator-insert_ball", "manipulator-insert_peg"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -292,3 +293,10 @@ def test_fish_swim_targets_equal_dm_control(seed, threads):
     the fish): 4 envs, episodes of 10 steps."""
     ends, nonzero = _run("fish-swim", seed, 4, threads, 0.4, 45)
     assert ends >= 16 and nonzero > 0
+
+
+@pytest.mark.parametrize("name", ["manipulator-insert_ball", "manipulator-insert_peg"])
+def test_manipulator_insert_initial_states_equal_dm_control(name):
+    """insert's receptacle, moved in each env's own model inside the rejection loop (it
+    collides), over many resets: 8 envs, episodes of 2 steps."""
+    _run(name, 50, 8, 2, 0.02, 24)

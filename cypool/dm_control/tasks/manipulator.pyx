@@ -5,9 +5,13 @@ written to a temporary file. The target (ball or peg) is drawn into the model (b
 body_quat) each episode by dm_control; its geoms do not collide, so here each env keeps it in
 its task state and the observation and reward use it where dm_control reads the target's
 xpos, xquat and site_xpos (a world-body child: its pose as given; its sites placed as
-mj_kinematics places them, with MuJoCo's own mju_quat2Mat). insert_ball and insert_peg move
-a colliding receptacle in the model each episode: they need a model per env (not served)."""
+mj_kinematics places them, with MuJoCo's own mju_quat2Mat). insert_ball and insert_peg also
+move a colliding receptacle (cup, slot) to the target's pose in the model each episode: each
+env has its own copy of the model (and of its actuation-disabled twin), and every reset and
+step writes the receptacle's pose from the env's task state into both (the model's own pose
+until the first draw since seeding, as a fresh dm_control model has it)."""
 from libc.math cimport M_PI
+from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand, rs_uniform,
                                      dmc_reset_begin, after_reset, dmc_step, tolerance,
@@ -16,7 +20,8 @@ from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand
 import numpy as np
 
 from cypool.dm_control._config import (sigmoid_scale, sensor_adr, body_id, joint_qpos,
-                                       generated_model, SIG_GAUSSIAN as _G)
+                                       generated_model, env_models as _env_models,
+                                       SIG_GAUSSIAN as _G)
 
 cdef extern from "mujoco/mujoco.h" nogil:
     void mju_quat2Mat(double res[9], const double quat[4])
@@ -26,7 +31,8 @@ cdef enum:
         P_FINGER = P_ARM_HI + 8, P_THUMB, P_OBJ_Q, P_OBJ_V = P_OBJ_Q + 3, \
         P_TOUCH = P_OBJ_V + 3, P_HAND = P_TOUCH + 5, P_BALL, P_BALL_SITE, P_GRASP, P_CDF0, \
         P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, P_PEG, P_PEG_SITE, P_PEG_TIP, P_PEG_GRASP, \
-        P_PEG_PINCH, P_PINCH, P_TSITE_Z, P_TTIP_Z, NPARAM
+        P_PEG_PINCH, P_PINCH, P_TSITE_Z, P_TTIP_Z, P_INSERT, P_REC, P_MODEL, P_MODEL_NOACT, \
+        P_BPOS, P_BPOS_NOACT, P_BQUAT, P_BQUAT_NOACT, P_REC0, NPARAM = P_REC0 + 4
 
 # task state after the Gaussian cache: the target's x, z, qw, qy
 cdef enum:
@@ -36,7 +42,7 @@ cdef NpMath MM
 init_math(&MM)
 
 DOMAIN = "manipulator"
-TASKS = ("bring_ball", "bring_peg")
+TASKS = ("bring_ball", "bring_peg", "insert_ball", "insert_peg")
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = .01
 _ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",
@@ -47,13 +53,14 @@ cdef double _CLOSE = .01
 
 def model_path(task, suite_dir):
     from dm_control.suite import manipulator
-    return generated_model(task, manipulator.make_model(task == "bring_peg", False)[0],
+    return generated_model(task, manipulator.make_model(task.endswith("_peg"),
+                                                         task.startswith("insert"))[0],
                            suite_dir)
 
 
 def configure(model, task):
     p = [0.0] * NPARAM
-    peg = task == "bring_peg"
+    peg = task.endswith("_peg")
     obj = "peg" if peg else "ball"
     for k, name in enumerate(_ARM_JOINTS):
         j = model.joint(name)
@@ -99,9 +106,52 @@ def configure(model, task):
     cdf /= cdf[-1]
     p[P_CDF0], p[P_CDF1], p[P_CDF2] = (float(x) for x in cdf)
     p[P_SCALE] = sigmoid_scale(_G, 0.1)
+    if task.startswith("insert"):
+        p[P_INSERT] = 1
+        rec = body_id(model, "slot" if peg else "cup")
+        p[P_REC] = rec
+        p[P_REC0], p[P_REC0 + 1] = float(model.body_pos[rec, 0]), float(model.body_pos[rec, 2])
+        p[P_REC0 + 2], p[P_REC0 + 3] = (float(model.body_quat[rec, 0]),
+                                        float(model.body_quat[rec, 2]))
     layout = [("arm_pos", (8, 2)), ("arm_vel", (8,)), ("touch", (5,)), ("hand_pos", (4,)),
               ("object_pos", (4,)), ("object_vel", (3,)), ("target_pos", (4,))]
     return p, layout, []
+
+
+def env_models(path, task, num_envs):
+    """insert: each env's model and actuation-disabled twin, their body_pos and body_quat."""
+    if not task.startswith("insert"):
+        return None, {}
+    return _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
+                       {"body_pos": (P_BPOS, P_BPOS_NOACT),
+                        "body_quat": (P_BQUAT, P_BQUAT_NOACT)})
+
+
+cdef void _use_env_model(MjEnv* e) noexcept nogil:
+    """insert: point e at this env's models and write the receptacle's pose (the target's:
+    x, z, qw, qy) into both; the model's own before the first draw (qw > 0 once drawn)."""
+    cdef const double* p = e.prm
+    cdef Py_ssize_t r = <Py_ssize_t> p[P_REC], k
+    cdef double v[4]
+    cdef double* pos
+    cdef double* quat
+    e.m = <const mjModel*> <size_t> p[P_MODEL]
+    e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
+    if e.tstate[T_QW] == 0:
+        for k in range(4):
+            v[k] = p[P_REC0 + k]
+    else:
+        v[0] = e.tstate[T_X]
+        v[1] = e.tstate[T_Z]
+        v[2] = e.tstate[T_QW]
+        v[3] = e.tstate[T_QY]
+    for k in range(2):
+        pos = <double*> <size_t> p[P_BPOS if k == 0 else P_BPOS_NOACT]
+        quat = <double*> <size_t> p[P_BQUAT if k == 0 else P_BQUAT_NOACT]
+        pos[3 * r] = v[0]
+        pos[3 * r + 2] = v[1]
+        quat[4 * r] = v[2]
+        quat[4 * r + 2] = v[3]
 
 
 cdef Py_ssize_t _pose(MjEnv* e, Py_ssize_t b, Py_ssize_t j) noexcept nogil:
@@ -144,6 +194,8 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     cdef Py_ssize_t k, g
     cdef double tx, tz, ta, ox, oz, oa, u, gx, gz
     cdef int kind
+    if p[P_INSERT] != 0:
+        _use_env_model(e)       # last episode's receptacle, as dm_control's model keeps it
     if dmc_reset_begin(e):
         return 1
     while True:     # until nothing penetrates
@@ -153,11 +205,16 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         e.d.qpos[<Py_ssize_t> p[P_FINGER]] = e.d.qpos[<Py_ssize_t> p[P_THUMB]]
         tx = rs_uniform(e, -.4, .4)
         tz = rs_uniform(e, .1, .4)
-        ta = rs_uniform(e, -M_PI, M_PI)
+        if p[P_INSERT] != 0:
+            ta = rs_uniform(e, -M_PI / 3, M_PI / 3)
+        else:
+            ta = rs_uniform(e, -M_PI, M_PI)
         e.tstate[T_X] = tx
         e.tstate[T_Z] = tz
         e.tstate[T_QW] = call_d(MM.cos, MM.cos_data, ta / 2)
         e.tstate[T_QY] = call_d(MM.sin, MM.sin_data, ta / 2)
+        if p[P_INSERT] != 0:
+            _use_env_model(e)
         # choice(['in_hand', 'in_target', 'uniform'], p=...): searchsorted(cdf, u, 'right')
         u = rs_rand(e)
         kind = (p[P_CDF0] <= u) + (p[P_CDF1] <= u) + (p[P_CDF2] <= u)
@@ -235,6 +292,8 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef double v[3]
     cdef double t[3]
     cdef double grasping, bringing
+    if p[P_INSERT] != 0:
+        _use_env_model(e)
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
     if p[P_PEG] != 0:
