@@ -175,9 +175,10 @@ class DmcFamily:
                 max_episode_steps
         sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
         obs_dim = sum(sizes)
+        env_models = task in getattr(mod, "ENV_MODEL_TASKS", ())
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
-                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE),
-                          f"{env_id} envs")
+                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE)
+                          + (2 * model.nbuffer if env_models else 0), f"{env_id} envs")
         self.kwargs = kw
         self.info_layout = []
         self.flatten = bool(kw["flatten_obs"])
@@ -192,16 +193,18 @@ class DmcFamily:
                              None, False, TASK_STATE, split)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
-        # tasks whose dm_control model differs per env (lqr's drawn stiffnesses) keep a model
-        # per env: the module compiles them and names them in each env's parameter row
+        # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's
+        # target, ...) keep a model per env: the module compiles them and names them in each
+        # env's parameter row. The engine renders its shared model: a render of such a task
+        # must use the env's model (fish swim's target, insert's receptacle show in frames)
+        self.per_env_model = env_models
         self._env_models = None
-        if hasattr(mod, "env_models"):
+        if env_models:
             self._env_models, columns = mod.env_models(path, task, num_envs)
-            if columns:
-                rows = np.array(self.engine.params, dtype=np.float64)
-                for col, values in columns.items():
-                    rows[:, col] = values
-                self.engine.set_params(rows)
+            rows = np.array(self.engine.params, dtype=np.float64)
+            for col, values in columns.items():
+                rows[:, col] = values
+            self.engine.set_params(rows)
         self.nu = model.nu
         lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
         unlimited = model.actuator_ctrllimited == 0

@@ -28,6 +28,7 @@ init_math(&MM)
 
 DOMAIN = "fish"
 TASKS = ("upright", "swim")
+ENV_MODEL_TASKS = ("swim",)     # a model per env (env_models)
 TIME_LIMIT = 40
 CONTROL_TIMESTEP = .04
 _JOINTS = ["tail1", "tail_twist", "tail2", "finright_roll", "finright_pitch", "finleft_roll",

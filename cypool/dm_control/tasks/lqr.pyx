@@ -31,6 +31,7 @@ cdef enum:
 
 DOMAIN = "lqr"
 TASKS = ("lqr_2_1", "lqr_6_2")
+ENV_MODEL_TASKS = ("lqr_2_1", "lqr_6_2")     # a model per env (env_models)
 TIME_LIMIT = float("inf")
 CONTROL_TIMESTEP = None
 _SIZES = {"lqr_2_1": (2, 1), "lqr_6_2": (6, 2)}

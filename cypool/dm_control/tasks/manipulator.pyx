@@ -43,6 +43,7 @@ init_math(&MM)
 
 DOMAIN = "manipulator"
 TASKS = ("bring_ball", "bring_peg", "insert_ball", "insert_peg")
+ENV_MODEL_TASKS = ("insert_ball", "insert_peg")     # a model per env (env_models)
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = .01
 _ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",

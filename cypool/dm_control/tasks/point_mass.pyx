@@ -27,6 +27,7 @@ init_math(&MM)
 
 DOMAIN = "point_mass"
 TASKS = ("easy", "hard")
+ENV_MODEL_TASKS = ("hard",)     # a model per env (env_models)
 TIME_LIMIT = 20
 CONTROL_TIMESTEP = None
 
