@@ -39,7 +39,7 @@ SUITE = {
     "humanoid_CMU": ("stand", "walk", "run"),
     "pendulum": ("swingup",),
     "point_mass": ("easy", "hard"),
-    "quadruped": ("walk", "run", "fetch"),
+    "quadruped": ("walk", "run", "escape", "fetch"),
     "reacher": ("easy", "hard"),
     "stacker": ("stack_2", "stack_4"),
     "swimmer": ("swimmer6", "swimmer15"),
@@ -48,7 +48,8 @@ SUITE = {
 KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
-TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*)
+TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
+                        # TASK_STATES may give a task more (quadruped escape: its terrain bumps)
 
 
 def domain_module(domain):
@@ -176,8 +177,9 @@ class DmcFamily:
         sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
         obs_dim = sum(sizes)
         env_models = task in getattr(mod, "ENV_MODEL_TASKS", ())
+        task_state = max(TASK_STATE, getattr(mod, "TASK_STATES", {}).get(task, TASK_STATE))
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
-                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE)
+                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
                           + (2 * model.nbuffer if env_models else 0), f"{env_id} envs")
         self.kwargs = kw
         self.info_layout = []
@@ -190,7 +192,7 @@ class DmcFamily:
                                            in zip(layout, split)})
         self.engine = MjPool(path, num_envs, num_threads, self._limit, mod.task_capsule(task),
                              np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
-                             None, False, TASK_STATE, split)
+                             None, False, task_state, split)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
         # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's

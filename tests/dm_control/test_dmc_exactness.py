@@ -1,11 +1,17 @@
 """cypool's dm_control ids against dm_control itself (1.0.52 on the same MuJoCo): every
 observation, reward and flag np.array_equal, env i seeded as suite.load(..., random=s + i),
 across time limits (short time_limit task kwargs), autoresets and thread counts."""
+import os
+
 import numpy as np
 import pytest
 
 import cypool
 
+# quadruped escape's reset makes dm_control open a GL context (to upload its terrain): a
+# headless one unless the caller chose a backend
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 suite = pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
 
 from cypool.dm_control.family import parse_id  # noqa: E402
@@ -300,3 +306,29 @@ def test_manipulator_insert_initial_states_equal_dm_control(name):
     """insert's receptacle, moved in each env's own model inside the rejection loop (it
     collides), over many resets: 8 envs, episodes of 2 steps."""
     _run(name, 50, 8, 2, 0.02, 24)
+
+
+@pytest.mark.parametrize("seed,threads", [(5, 1), (12, 2)])
+def test_quadruped_escape_equal_dm_control(seed, threads):
+    """escape: each episode's terrain (bumps from the env's stream, scipy's cubic-spline zoom,
+    the bowl) in the env's own model, the height search on it, rangefinders: 2 envs,
+    episodes of 5 steps."""
+    ends, nonzero = _run("quadruped-escape", seed, 2, threads, 0.1, 16)
+    assert ends >= 4 and nonzero > 0
+
+
+def test_quadruped_escape_snapshot_rebuilds_the_terrain():
+    """A snapshot carries the bumps, not the terrain: restoring env 0's state into env 1,
+    whose model holds another terrain, rebuilds env 0's terrain there at the next step."""
+    env = cypool.make_vec("dm_control/quadruped-escape-v0", 2, num_threads=1, time_limit=0.5)
+    env.reset(seed=3)
+    a = np.full((2, 12), 0.2)
+    env.step(a)
+    models = env.pool.family._env_models        # env i: models 2i (and its twin 2i + 1)
+    hf0 = models[0].hfield_data.copy()
+    assert not np.array_equal(hf0, models[2].hfield_data)
+    state = env.pool.engine.get_state(np.array([0], dtype=np.int64))
+    env.pool.engine.set_state(np.array([1], dtype=np.int64), state)
+    env.step(a)
+    for m in models[:4]:
+        assert np.array_equal(m.hfield_data, hf0)

@@ -3,30 +3,50 @@
 The models are dm_control's make_model (walk and run: the floor sized by the task; fetch:
 walls and ball), written to a temporary file. Each episode places the body with dm_control's
 _find_non_contacting_height (a full Physics.reset per 1 cm of height until nothing touches).
-escape is not served: it draws a new heightfield terrain into the model each episode (a model
-per env), smoothed with scipy.ndimage.zoom."""
-from libc.math cimport M_PI, INFINITY as INF
+escape draws a new heightfield terrain into the model each episode (bumps from the task's
+stream, smoothed with scipy.ndimage.zoom's cubic spline, times a bowl): each env has its own
+copy of the model (and of its actuation-disabled twin); the bumps live in the env's task state
+(snapshots carry them) and the terrain is rebuilt from them whenever the env's models hold
+another one (scipy's spline prefilter and zoom replayed operation for operation)."""
+from libc.math cimport M_PI, pow, INFINITY as INF
+from libc.string cimport memcmp, memcpy
+from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, d_loop, _double_loop,
                                      vec3_dot_mat3, rs_uniform, rs_gauss, dmc_reset_begin,
                                      after_reset, dmc_step, tolerance, SIG_LINEAR, P_NSUB,
-                                     P_FIRST)
+                                     P_FIRST, T_TASK)
 
 import numpy as np
 
 from cypool.dm_control._config import (sigmoid_scale, sensor_adr, body_id, generated_model,
-                                       dgemm_routine, SIG_LINEAR as _L)
+                                       dgemm_routine, env_models as _env_models,
+                                       SIG_LINEAR as _L)
 
 cdef enum:
     MAX_HINGE = 24
     N_IMU = 6
     N_FT = 24
+    N_RF = 20
+    BUMPS = 30          # escape: bump_res (terrain 2 * 30 m / 2 m bumps)
+    RES = 201           # escape: the heightfield's rows and columns
 
 cdef enum:
     P_FETCH = P_FIRST, P_SPEED, P_TORSO, P_ROOT_Q, P_ROOT_V, P_VELO, P_NHINGE, \
         P_HINGE_Q, P_HINGE_V = P_HINGE_Q + MAX_HINGE, P_IMU = P_HINGE_V + MAX_HINGE, \
         P_FT = P_IMU + N_IMU, P_LIN_SCALE = P_FT + N_FT, P_MOVE_SCALE, P_BALL, P_BALL_Q, \
-        P_BALL_V, P_TARGET, P_WORKSPACE, P_SPAWN, P_ARENA, P_REACH, P_TARGET_R, NPARAM
+        P_BALL_V, P_TARGET, P_WORKSPACE, P_SPAWN, P_ARENA, P_REACH, P_TARGET_R, P_ESCAPE, \
+        P_RF, P_DEV20 = P_RF + N_RF, P_TERRAIN, P_HF_ADR, P_MODEL, P_MODEL_NOACT, P_HF, \
+        P_HF_NOACT, P_BUILT, P_TABLE, P_BOWL, NPARAM
+
+# task state after the Gaussian cache (escape): the episode's bumps, 30 x 30
+cdef enum:
+    T_BUMPS = T_TASK
+
+# escape's zoom table, per output coordinate (both axes alike): 4 input indices (mirrored at
+# the edges), then 4 spline weights
+cdef enum:
+    Z_IDX = 0, Z_W = 4, Z_W_ = 8
 
 # numpy's cblas_dgemm (3x3 @ 3x3 in ball_state)
 ctypedef void (*dgemm32_t)(int order, int ta, int tb, int m, int n, int k, double alpha,
@@ -40,6 +60,10 @@ cdef NpMath MM
 init_math(&MM)
 cdef void* _ASINH_DATA = NULL
 cdef d_loop _ASINH = _double_loop(np.arcsinh, &_ASINH_DATA)
+cdef void* _TANH_DATA = NULL
+cdef d_loop _TANH = _double_loop(np.tanh, &_TANH_DATA)
+# scipy.ndimage's cubic spline pole, sqrt(3) - 2
+cdef double _POLE = -0.267949192431122706472553658494127633
 cdef dgemm32_t _DGEMM32 = NULL
 cdef dgemm64_t _DGEMM64 = NULL
 
@@ -56,7 +80,9 @@ def _init_dgemm():
 _init_dgemm()
 
 DOMAIN = "quadruped"
-TASKS = ("walk", "run", "fetch")
+TASKS = ("walk", "run", "escape", "fetch")
+ENV_MODEL_TASKS = ("escape",)     # a model per env (env_models)
+TASK_STATES = {"escape": T_TASK + BUMPS * BUMPS}
 TIME_LIMIT = 20
 CONTROL_TIMESTEP = .02
 _SPEEDS = {"walk": 0.5, "run": 5}
@@ -66,6 +92,8 @@ def model_path(task, suite_dir):
     from dm_control.suite import quadruped
     if task == "fetch":
         xml = quadruped.make_model(walls_and_ball=True)
+    elif task == "escape":
+        xml = quadruped.make_model(floor_size=40, terrain=True, rangefinders=True)
     else:
         xml = quadruped.make_model(floor_size=quadruped._DEFAULT_TIME_LIMIT * _SPEEDS[task])
     return generated_model(task, xml, suite_dir)
@@ -133,7 +161,155 @@ def configure(model, task):
                            + model.geom_size[model.geom("ball").id, 0])
         p[P_TARGET_R] = float(model.site_size[model.site("target").id, 0])
         layout += [("ball_state", (9,)), ("target_position", (3,))]
+    if task == "escape":
+        p[P_ESCAPE] = 1
+        rf = _sensor_rows(model, (mujoco.mjtSensor.mjSENS_RANGEFINDER,))
+        res = int(model.hfield_nrow[0])
+        bump_res = int(2 * model.hfield_size[0, 0] / 2)     # quadruped._TERRAIN_BUMP_SCALE
+        if (len(rf) != N_RF or model.nhfield != 1 or res != RES
+                or model.hfield_ncol[0] != RES or bump_res != BUMPS):
+            raise ValueError("quadruped: escape's rangefinders or heightfield changed")
+        for k, r in enumerate(rf):
+            p[P_RF + k] = r
+        p[P_DEV20] = float(np.cos(np.deg2rad(20)))
+        p[P_TERRAIN] = float(model.hfield_size[0, 0])
+        p[P_HF_ADR] = int(model.hfield_adr[0])
+        p[P_WORKSPACE] = model.site("workspace").id
+        layout += [("origin", (3,)), ("rangefinder", (N_RF,))]
     return p, layout, []
+
+
+def _zoom_table():
+    """scipy.ndimage.zoom(order=3, mode='constant') of BUMPS to RES points per axis: for each
+    output coordinate, its 4 input indices (the spline's boundary mode, mirror, at the edges)
+    and 4 cubic B-spline weights, computed as ni_interpolation.c and ni_splines.c compute them
+    (Python's float arithmetic is IEEE double, operation for operation)."""
+    import math
+    zoom = float(BUMPS - 1) / float(RES - 1)     # np.divide(29, 200)
+    table = np.zeros((RES, Z_W_), np.float64)
+    for k in range(RES):
+        cc = float(k) * zoom + 0.0
+        if not 0 <= cc <= BUMPS - 1:
+            raise ValueError("quadruped: a zoom coordinate outside the bumps")
+        start = int(math.floor(cc)) - 1
+        for h in range(4):
+            idx = start + h
+            if idx < 0:
+                idx = -idx
+            elif idx > BUMPS - 1:
+                idx = 2 * (BUMPS - 1) - idx
+            table[k, Z_IDX + h] = idx
+        x = cc - math.floor(cc)
+        y, z = x, 1.0 - x
+        w = [0.0] * 4
+        w[1] = (y * y * (y - 2.0) * 3.0 + 4.0) / 6.0
+        w[2] = (z * z * (z - 2.0) * 3.0 + 4.0) / 6.0
+        w[0] = z * z * z / 6.0
+        w[3] = 1.0
+        for i in range(3):
+            w[3] -= w[i]
+        table[k, Z_W:Z_W + 4] = w
+    return table
+
+
+def _bowl():
+    """Escape's bowl shape, as dm_control computes it (numpy)."""
+    row_grid, col_grid = np.ogrid[-1:1:RES * 1j, -1:1:RES * 1j]
+    radius = np.clip(np.sqrt(col_grid**2 + row_grid**2), .04, 1)
+    return np.ascontiguousarray(.5 - np.cos(2 * np.pi * radius) / 2, dtype=np.float64)
+
+
+def env_models(path, task, num_envs):
+    """escape: each env's model and actuation-disabled twin, their hfield_data, and the
+    shared zoom table and bowl, with a per-env record of the bumps its models' terrain was
+    built from."""
+    keep, cols = _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
+                             {"hfield_data": (P_HF, P_HF_NOACT)})
+    table, bowl = _zoom_table(), _bowl()
+    built = np.full((num_envs, BUMPS * BUMPS), np.nan)     # nothing built yet
+    keep += [table, bowl, built]
+    cols[P_TABLE] = np.full(num_envs, float(table.ctypes.data))
+    cols[P_BOWL] = np.full(num_envs, float(bowl.ctypes.data))
+    cols[P_BUILT] = built.ctypes.data + np.arange(num_envs, dtype=np.float64) * built.strides[0]
+    for col in (P_TABLE, P_BOWL, P_BUILT):
+        if not np.all(cols[col] == np.round(cols[col])) or cols[col].max() >= 2.0**53:
+            raise ValueError("quadruped: an address does not fit a float64 exactly")
+    return keep, cols
+
+
+cdef void _spline_line(double* c, Py_ssize_t n) noexcept nogil:
+    """ni_splines.c's apply_filter for order 3 (one pole) with the mirror initialisations."""
+    cdef double z = _POLE, gain = 1.0, z_i, z_n_1
+    cdef Py_ssize_t i
+    gain *= (1.0 - z) * (1.0 - 1.0 / z)
+    for i in range(n):
+        c[i] *= gain
+    z_i = z
+    z_n_1 = pow(z, <double> (n - 1))
+    c[0] = c[0] + z_n_1 * c[n - 1]
+    for i in range(1, n - 1):
+        c[0] += z_i * (c[i] + z_n_1 * c[n - 1 - i])
+        z_i *= z
+    c[0] /= 1 - z_n_1 * z_n_1
+    for i in range(1, n):
+        c[i] += z * c[i - 1]
+    c[n - 1] = (z * c[n - 2] + c[n - 1]) * z / (z * z - 1)
+    i = n - 2
+    while i >= 0:
+        c[i] = z * (c[i + 1] - c[i])
+        i -= 1
+
+
+cdef void _build_terrain(MjEnv* e) noexcept nogil:
+    """hfield_data = (bowl * zoom(bumps, RES / BUMPS)).ravel() (float32) in both models."""
+    cdef const double* p = e.prm
+    cdef const double* bumps = e.tstate + T_BUMPS
+    cdef const double* tab = <const double*> <size_t> p[P_TABLE]
+    cdef const double* bowl = <const double*> <size_t> p[P_BOWL]
+    cdef float* hf = (<float*> <size_t> p[P_HF]) + <Py_ssize_t> p[P_HF_ADR]
+    cdef float* hf2 = (<float*> <size_t> p[P_HF_NOACT]) + <Py_ssize_t> p[P_HF_ADR]
+    cdef double c[BUMPS * BUMPS]
+    cdef double line[BUMPS]
+    cdef Py_ssize_t i, j, a, b
+    cdef const double* ti
+    cdef const double* tj
+    cdef double t, coeff
+    cdef float v
+    memcpy(c, bumps, sizeof(double) * BUMPS * BUMPS)
+    for j in range(BUMPS):      # spline_filter: axis 0, then axis 1
+        for i in range(BUMPS):
+            line[i] = c[i * BUMPS + j]
+        _spline_line(line, BUMPS)
+        for i in range(BUMPS):
+            c[i * BUMPS + j] = line[i]
+    for i in range(BUMPS):
+        _spline_line(c + i * BUMPS, BUMPS)
+    for i in range(RES):
+        ti = tab + i * Z_W_
+        for j in range(RES):
+            tj = tab + j * Z_W_
+            t = 0.0
+            for a in range(4):
+                for b in range(4):
+                    coeff = c[<Py_ssize_t> ti[Z_IDX + a] * BUMPS + <Py_ssize_t> tj[Z_IDX + b]]
+                    coeff *= ti[Z_W + a]
+                    coeff *= tj[Z_W + b]
+                    t += coeff
+            v = <float> (bowl[i * RES + j] * t)
+            hf[i * RES + j] = v
+            hf2[i * RES + j] = v
+    memcpy(<double*> <size_t> p[P_BUILT], bumps, sizeof(double) * BUMPS * BUMPS)
+
+
+cdef void _use_env_model(MjEnv* e) noexcept nogil:
+    """escape: point e at this env's models, their terrain rebuilt if it is not the one of
+    the env's bumps (a snapshot, another env's state)."""
+    cdef const double* p = e.prm
+    e.m = <const mjModel*> <size_t> p[P_MODEL]
+    e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
+    if memcmp(<const double*> <size_t> p[P_BUILT], e.tstate + T_BUMPS,
+              sizeof(double) * BUMPS * BUMPS) != 0:
+        _build_terrain(e)
 
 
 cdef void _mat3_dot_mat3(const double* a, const double* b, double* c) noexcept nogil:
@@ -178,6 +354,15 @@ cdef void _obs(MjEnv* e) noexcept nogil:
     for k in range(N_FT):
         e.obs[j] = call_d(_ASINH, _ASINH_DATA, e.d.sensordata[<Py_ssize_t> p[P_FT + k]])
         j += 1
+    if p[P_ESCAPE] != 0:
+        for k in range(3):      # origin: -torso_pos . torso_frame
+            v[k] = -e.d.xpos[3 * t + k]
+        vec3_dot_mat3(&MM, v, e.d.xmat + 9 * t, e.obs + j)
+        j += 3
+        for k in range(N_RF):   # where(reading == -1, 1, tanh(reading))
+            a[0] = e.d.sensordata[<Py_ssize_t> p[P_RF + k]]
+            e.obs[j] = 1.0 if a[0] == -1.0 else call_d(_TANH, _TANH_DATA, a[0])
+            j += 1
     if p[P_FETCH] != 0:
         b = <Py_ssize_t> p[P_BALL]
         bv = <Py_ssize_t> p[P_BALL_V]
@@ -233,8 +418,15 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     cdef Py_ssize_t k, bq, bv
     cdef double q[4]
     cdef double nrm, az, r, x, y
+    if p[P_ESCAPE] != 0:
+        e.m = <const mjModel*> <size_t> p[P_MODEL]
+        e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
     if dmc_reset_begin(e):
         return 1
+    if p[P_ESCAPE] != 0:
+        for k in range(BUMPS * BUMPS):
+            e.tstate[T_BUMPS + k] = rs_uniform(e, .15, 1)
+        _build_terrain(e)
     if p[P_FETCH] != 0:
         az = rs_uniform(e, 0, 2 * M_PI)
         q[0] = call_d(MM.cos, MM.cos_data, az / 2)
@@ -271,9 +463,23 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
     cdef Py_ssize_t t = <Py_ssize_t> p[P_TORSO], b, s
     cdef double upright, move, reach, fetch, speed = p[P_SPEED]
-    cdef double v[2]
+    cdef double v[3]
+    if p[P_ESCAPE] != 0:
+        _use_env_model(e)
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
+    if p[P_ESCAPE] != 0:
+        # _upright_reward(deviation_angle=20) * the escape reward
+        upright = tolerance(&MM, e.d.xmat[9 * t + 8], p[P_DEV20], INF, 1 + p[P_DEV20],
+                            SIG_LINEAR, p[P_LIN_SCALE], True)
+        s = 3 * <Py_ssize_t> p[P_WORKSPACE]
+        for b in range(3):
+            v[b] = e.d.site_xpos[s + b]
+        e.rew[0] = upright * tolerance(&MM, np_norm(e, v, 3), p[P_TERRAIN], INF,
+                                       p[P_TERRAIN], SIG_LINEAR, p[P_LIN_SCALE], True)
+        e.term[0] = 0
+        _obs(e)
+        return 0
     upright = tolerance(&MM, e.d.xmat[9 * t + 8], 1.0, INF, 1 + 1.0, SIG_LINEAR,
                         p[P_LIN_SCALE], True)
     if p[P_FETCH] != 0:
