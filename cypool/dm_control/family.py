@@ -180,7 +180,8 @@ class DmcFamily:
         task_state = max(TASK_STATE, getattr(mod, "TASK_STATES", {}).get(task, TASK_STATE))
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
                           + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
-                          + (2 * model.nbuffer if env_models else 0), f"{env_id} envs")
+                          + (2 * model.nbuffer if env_models else 0)
+                          + getattr(mod, "ENV_EXTRA_BYTES", {}).get(task, 0), f"{env_id} envs")
         self.kwargs = kw
         self.info_layout = []
         self.flatten = bool(kw["flatten_obs"])

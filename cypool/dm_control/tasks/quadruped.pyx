@@ -37,7 +37,7 @@ cdef enum:
         P_FT = P_IMU + N_IMU, P_LIN_SCALE = P_FT + N_FT, P_MOVE_SCALE, P_BALL, P_BALL_Q, \
         P_BALL_V, P_TARGET, P_WORKSPACE, P_SPAWN, P_ARENA, P_REACH, P_TARGET_R, P_ESCAPE, \
         P_RF, P_DEV20 = P_RF + N_RF, P_TERRAIN, P_HF_ADR, P_MODEL, P_MODEL_NOACT, P_HF, \
-        P_HF_NOACT, P_BUILT, P_TABLE, P_BOWL, NPARAM
+        P_HF_NOACT, P_BUILT, P_TABLE, P_BOWL, P_SMOOTH, NPARAM
 
 # task state after the Gaussian cache (escape): the episode's bumps, 30 x 30
 cdef enum:
@@ -83,6 +83,7 @@ DOMAIN = "quadruped"
 TASKS = ("walk", "run", "escape", "fetch")
 ENV_MODEL_TASKS = ("escape",)     # a model per env (env_models)
 TASK_STATES = {"escape": T_TASK + BUMPS * BUMPS}
+ENV_EXTRA_BYTES = {"escape": 8 * (RES * RES + BUMPS * BUMPS)}     # zoomed and built-from bumps
 TIME_LIMIT = 20
 CONTROL_TIMESTEP = .02
 _SPEEDS = {"walk": 0.5, "run": 5}
@@ -225,13 +226,17 @@ def env_models(path, task, num_envs):
     built from."""
     keep, cols = _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
                              {"hfield_data": (P_HF, P_HF_NOACT)})
+    _check_zoom()
     table, bowl = _zoom_table(), _bowl()
     built = np.full((num_envs, BUMPS * BUMPS), np.nan)     # nothing built yet
-    keep += [table, bowl, built]
+    smooth = np.zeros((num_envs, RES * RES))                # each env's zoomed bumps
+    keep += [table, bowl, built, smooth]
     cols[P_TABLE] = np.full(num_envs, float(table.ctypes.data))
     cols[P_BOWL] = np.full(num_envs, float(bowl.ctypes.data))
     cols[P_BUILT] = built.ctypes.data + np.arange(num_envs, dtype=np.float64) * built.strides[0]
-    for col in (P_TABLE, P_BOWL, P_BUILT):
+    cols[P_SMOOTH] = (smooth.ctypes.data
+                      + np.arange(num_envs, dtype=np.float64) * smooth.strides[0])
+    for col in (P_TABLE, P_BOWL, P_BUILT, P_SMOOTH):
         if not np.all(cols[col] == np.round(cols[col])) or cols[col].max() >= 2.0**53:
             raise ValueError("quadruped: an address does not fit a float64 exactly")
     return keep, cols
@@ -260,23 +265,18 @@ cdef void _spline_line(double* c, Py_ssize_t n) noexcept nogil:
         i -= 1
 
 
-cdef void _build_terrain(MjEnv* e) noexcept nogil:
-    """hfield_data = (bowl * zoom(bumps, RES / BUMPS)).ravel() (float32) in both models."""
-    cdef const double* p = e.prm
-    cdef const double* bumps = e.tstate + T_BUMPS
-    cdef const double* tab = <const double*> <size_t> p[P_TABLE]
-    cdef const double* bowl = <const double*> <size_t> p[P_BOWL]
-    cdef float* hf = (<float*> <size_t> p[P_HF]) + <Py_ssize_t> p[P_HF_ADR]
-    cdef float* hf2 = (<float*> <size_t> p[P_HF_NOACT]) + <Py_ssize_t> p[P_HF_ADR]
+cdef void _zoom(const double* bumps, const double* tab, double* out) noexcept nogil:
+    """out (RES x RES) = scipy.ndimage.zoom(bumps (BUMPS x BUMPS), RES / BUMPS): the spline
+    prefilter along axis 0, then axis 1, then each output point's 4 x 4 sum (input rows
+    outer, columns inner; each term (c * w_row) * w_col)."""
     cdef double c[BUMPS * BUMPS]
     cdef double line[BUMPS]
     cdef Py_ssize_t i, j, a, b
     cdef const double* ti
     cdef const double* tj
     cdef double t, coeff
-    cdef float v
     memcpy(c, bumps, sizeof(double) * BUMPS * BUMPS)
-    for j in range(BUMPS):      # spline_filter: axis 0, then axis 1
+    for j in range(BUMPS):
         for i in range(BUMPS):
             line[i] = c[i * BUMPS + j]
         _spline_line(line, BUMPS)
@@ -295,9 +295,47 @@ cdef void _build_terrain(MjEnv* e) noexcept nogil:
                     coeff *= ti[Z_W + a]
                     coeff *= tj[Z_W + b]
                     t += coeff
-            v = <float> (bowl[i * RES + j] * t)
-            hf[i * RES + j] = v
-            hf2[i * RES + j] = v
+            out[i * RES + j] = t
+
+
+def zoom_bumps(bumps):
+    """The kernel's zoom of a (BUMPS, BUMPS) float64 array (checked against scipy's own when
+    an escape pool is built)."""
+    cdef const double[:, ::1] src = np.ascontiguousarray(bumps, dtype=np.float64)
+    cdef const double[:, ::1] tab = _zoom_table()
+    cdef double[:, ::1] out = np.empty((RES, RES), np.float64)
+    if src.shape[0] != BUMPS or src.shape[1] != BUMPS:
+        raise ValueError(f"quadruped: bumps must be ({BUMPS}, {BUMPS})")
+    _zoom(&src[0, 0], &tab[0, 0], &out[0, 0])
+    return np.asarray(out)
+
+
+def _check_zoom():
+    """Refuse escape where scipy's zoom is not the one the kernel replays (another scipy)."""
+    from scipy import ndimage
+    bumps = np.random.RandomState(0).uniform(.15, 1, (BUMPS, BUMPS))
+    if not np.array_equal(zoom_bumps(bumps), ndimage.zoom(bumps, RES / float(BUMPS))):
+        import scipy
+        raise RuntimeError(f"cypool: quadruped escape replays scipy 1.17's ndimage.zoom, and "
+                           f"scipy {scipy.__version__}'s differs: escape is not exact here")
+
+
+cdef void _build_terrain(MjEnv* e) noexcept nogil:
+    """hfield_data = (bowl * zoom(bumps)).ravel() as float32, in both models; the bumps
+    recorded as the ones the models' terrain comes from."""
+    cdef const double* p = e.prm
+    cdef const double* bumps = e.tstate + T_BUMPS
+    cdef const double* bowl = <const double*> <size_t> p[P_BOWL]
+    cdef float* hf = (<float*> <size_t> p[P_HF]) + <Py_ssize_t> p[P_HF_ADR]
+    cdef float* hf2 = (<float*> <size_t> p[P_HF_NOACT]) + <Py_ssize_t> p[P_HF_ADR]
+    cdef double* sm = <double*> <size_t> p[P_SMOOTH]
+    cdef Py_ssize_t k
+    cdef float v
+    _zoom(bumps, <const double*> <size_t> p[P_TABLE], sm)
+    for k in range(RES * RES):
+        v = <float> (bowl[k] * sm[k])
+        hf[k] = v
+        hf2[k] = v
     memcpy(<double*> <size_t> p[P_BUILT], bumps, sizeof(double) * BUMPS * BUMPS)
 
 
