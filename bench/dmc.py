@@ -73,7 +73,7 @@ elif system == "dm_control":
     r = rate(step)
 else:
     import envpool
-    name = "".join(w.capitalize() for w in domain.split("_")) + \
+    name = "".join(w if w.isupper() else w.capitalize() for w in domain.split("_")) + \
         "".join(w.capitalize() for w in task.split("_")) + "-v1"
     px = dict(from_pixels=True, render_width=size, render_height=size,
               render_camera_id=camera) if size else {}

@@ -2,7 +2,7 @@
 dm_control's own code computes them (so that the kernels' floats are dm_control's)."""
 import numpy as np
 
-SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL = 0, 1, 2, 3   # _dmc.pxd's enum
+SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL, SIG_RECIPROCAL = 0, 1, 2, 3, 4  # _dmc.pxd
 
 
 def sigmoid_scale(sigmoid, value_at_1):
@@ -15,6 +15,8 @@ def sigmoid_scale(sigmoid, value_at_1):
         return float(np.sqrt(1 - value_at_1))
     if sigmoid == SIG_LONG_TAIL:
         return float(np.sqrt(1 / value_at_1 - 1))
+    if sigmoid == SIG_RECIPROCAL:
+        return float(1 / value_at_1 - 1)
     raise ValueError(f"unknown sigmoid {sigmoid!r}")
 
 
@@ -30,9 +32,7 @@ def joint_qpos(model, name):
     return int(model.joint(name).qposadr[0])
 
 
-def dgemv_routine():
-    """(address, ilp64) of cblas_dgemv in the BLAS numpy calls its ddot from (the same
-    library and naming), or (0, False) when numpy's BLAS was not found."""
+def _blas_routine(name):
     import ctypes
 
     from cypool._numpy_blas import ROUTINE
@@ -41,10 +41,21 @@ def dgemv_routine():
         return 0, False
     try:
         lib = ctypes.CDLL(ROUTINE.library)
-        fn = getattr(lib, ROUTINE.symbol.replace("ddot", "dgemv"))
+        fn = getattr(lib, ROUTINE.symbol.replace("ddot", name))
     except (OSError, AttributeError):
         return 0, False
     return ctypes.cast(fn, ctypes.c_void_p).value or 0, bool(ROUTINE.ilp64)
+
+
+def dgemv_routine():
+    """(address, ilp64) of cblas_dgemv in the BLAS numpy calls its ddot from (the same
+    library and naming), or (0, False) when numpy's BLAS was not found."""
+    return _blas_routine("dgemv")
+
+
+def dgemm_routine():
+    """(address, ilp64) of cblas_dgemm (numpy's matrix-matrix dot), as dgemv_routine."""
+    return _blas_routine("dgemm")
 
 
 def generated_model(name, xml, suite_dir):
@@ -67,3 +78,36 @@ def generated_model(name, xml, suite_dir):
             f.write(xml)
         os.replace(tmp, path)
     return path
+
+
+def env_models(path, num_envs, model_cols, fields):
+    """A model per env for tasks whose dm_control model differs per env (lqr's stiffnesses,
+    point_mass hard's tendon gains): (the models to keep alive, {parameter column: one value
+    per env}). model_cols = (column of the model's address, column of its actuation-disabled
+    twin's); fields = {field name: (column, twin's column)}: the address of that field's array
+    in each. Each env's kernel points its MjEnv at them and writes its own values there."""
+    import copy
+
+    import mujoco
+    base = mujoco.MjModel.from_xml_path(path)
+    keep = []
+    cols = {c: [] for c in model_cols}
+    for c in fields.values():
+        cols[c[0]], cols[c[1]] = [], []
+
+    def put(col, address):
+        if float(address) != address:
+            raise ValueError("cypool: an address does not fit a float64 exactly")
+        cols[col].append(float(address))
+
+    for _ in range(num_envs):
+        m = copy.deepcopy(base)
+        m_noact = copy.deepcopy(base)
+        m_noact.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
+        keep += [m, m_noact]
+        put(model_cols[0], m._address)
+        put(model_cols[1], m_noact._address)
+        for name, (col, col2) in fields.items():
+            put(col, getattr(m, name).ctypes.data)
+            put(col2, getattr(m_noact, name).ctypes.data)
+    return keep, {col: np.asarray(v, np.float64) for col, v in cols.items()}

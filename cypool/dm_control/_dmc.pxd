@@ -239,7 +239,7 @@ cdef inline void randomize_joints(MjEnv* e) noexcept nogil:
 
 # ------------------------------------------------------------------ rewards.tolerance
 cdef enum:
-    SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL
+    SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL, SIG_RECIPROCAL
 
 
 cdef inline double tolerance(NpMath* mm, double x, double lower, double upper, double margin,
@@ -262,6 +262,8 @@ cdef inline double tolerance(NpMath* mm, double x, double lower, double upper, d
         return 1 - y if fabs(y) < 1 else 0.0
     if sigmoid == SIG_LONG_TAIL:
         return 1 / ((pow(y, 2.0) if scalar else y * y) + 1)
+    if sigmoid == SIG_RECIPROCAL:
+        return 1 / (fabs(d) * scale + 1)
     # quadratic
     return 1 - (pow(y, 2.0) if scalar else y * y) if fabs(y) < 1 else 0.0
 

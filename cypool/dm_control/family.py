@@ -26,16 +26,22 @@ mujoco = import_mujoco()
 SUITE = {
     "acrobot": ("swingup", "swingup_sparse"),
     "ball_in_cup": ("catch",),
-    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse"),
+    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse", "two_poles",
+                 "three_poles"),
     "cheetah": ("run",),
     "finger": ("spin", "turn_easy", "turn_hard"),
-    "fish": ("upright",),
+    "dog": ("stand", "walk", "trot", "run", "fetch"),
+    "fish": ("upright", "swim"),
     "hopper": ("stand", "hop"),
-    "manipulator": ("bring_ball",),
+    "lqr": ("lqr_2_1", "lqr_6_2"),
+    "manipulator": ("bring_ball", "bring_peg", "insert_ball", "insert_peg"),
     "humanoid": ("stand", "walk", "run", "run_pure_state"),
+    "humanoid_CMU": ("stand", "walk", "run"),
     "pendulum": ("swingup",),
-    "point_mass": ("easy",),
+    "point_mass": ("easy", "hard"),
+    "quadruped": ("walk", "run", "escape", "fetch"),
     "reacher": ("easy", "hard"),
+    "stacker": ("stack_2", "stack_4"),
     "swimmer": ("swimmer6", "swimmer15"),
     "walker": ("stand", "walk", "run"),
 }
@@ -55,7 +61,8 @@ RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
 NO_PIXELS = {"manipulator": None}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
-TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*)
+TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
+                        # TASK_STATES may give a task more (quadruped escape: its terrain bumps)
 
 
 def domain_module(domain):
@@ -260,17 +267,20 @@ class DmcFamily:
                 max_episode_steps
         sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
         obs_dim = sum(sizes)
+        env_models = task in getattr(mod, "ENV_MODEL_TASKS", ())
+        task_state = max(TASK_STATE, getattr(mod, "TASK_STATES", {}).get(task, TASK_STATE))
         # the render settings are checked whether or not this pool renders (before any env)
         width, height, camera_id = render_setup(env_id, model, kw)
         self.pixels = bool(kw["from_pixels"])
-        drawable = not (domain in NO_PIXELS and (NO_PIXELS[domain] is None or
-                                                 task in NO_PIXELS[domain]))
+        drawable = not env_models and not (domain in NO_PIXELS and (
+            NO_PIXELS[domain] is None or task in NO_PIXELS[domain]))
         if self.pixels and not drawable:
             raise ValueError(f"{env_id}: from_pixels is not supported for this task yet: its "
-                             "per-episode target is kept per env outside the shared model, so "
-                             "the frames would not be dm_control's")
+                             "per-episode target or terrain is kept per env outside the shared "
+                             "model the renderer draws, so the frames would not be dm_control's")
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
-                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + TASK_STATE)
+                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
+                          + (2 * model.nbuffer if env_models else 0)
                           + (6 * width * height if self.pixels else 0),
                           f"{env_id} envs")
         self.kwargs = kw
@@ -289,9 +299,21 @@ class DmcFamily:
         self.engine = MjPool(path, num_envs, num_threads, self._limit, mod.task_capsule(task),
                              np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
                              (height, width) if self.pixels else None,
-                             bool(kw["channels_first"]), TASK_STATE, split)
+                             bool(kw["channels_first"]), task_state, split)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
+        # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's
+        # target, ...) keep a model per env: the module compiles them and names them in each
+        # env's parameter row. The engine renders its shared model, so these are not drawn
+        # (drawable above)
+        self.per_env_model = env_models
+        self._env_models = None
+        if env_models:
+            self._env_models, columns = mod.env_models(path, task, num_envs)
+            rows = np.array(self.engine.params, dtype=np.float64)
+            for col, values in columns.items():
+                rows[:, col] = values
+            self.engine.set_params(rows)
         self.engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
                                  None, max_geom(model))
         if self.pixels and not pixels_only:

@@ -1,11 +1,17 @@
 """cypool's dm_control ids against dm_control itself (1.0.52 on the same MuJoCo): every
 observation, reward and flag np.array_equal, env i seeded as suite.load(..., random=s + i),
 across time limits (short time_limit task kwargs), autoresets and thread counts."""
+import os
+
 import numpy as np
 import pytest
 
 import cypool
 
+# quadruped escape's reset makes dm_control open a GL context (to upload its terrain): a
+# headless one unless the caller chose a backend
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 suite = pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
 
 from cypool.dm_control.family import parse_id  # noqa: E402
@@ -16,8 +22,14 @@ MORE = ["walker-stand", "walker-run", "cartpole-balance", "cartpole-balance_spar
         "cartpole-swingup_sparse", "reacher-hard", "pendulum-swingup", "point_mass-easy",
         "acrobot-swingup", "acrobot-swingup_sparse", "hopper-stand", "hopper-hop",
         "humanoid-stand", "humanoid-walk", "humanoid-run", "humanoid-run_pure_state",
-        "finger-turn_easy", "finger-turn_hard", "fish-upright", "swimmer-swimmer6",
+        "finger-turn_easy", "finger-turn_hard", "fish-upright", "fish-swim", "swimmer-swimmer6",
         "swimmer-swimmer15", "manipulator-bring_ball"]
+# suite.EXTRA tasks served
+EXTRA = ["cartpole-two_poles", "cartpole-three_poles", "manipulator-bring_peg",
+         "humanoid_CMU-stand", "humanoid_CMU-walk", "humanoid_CMU-run", "stacker-stack_2",
+         "stacker-stack_4", "quadruped-walk", "quadruped-run", "quadruped-fetch",
+         "dog-stand", "dog-walk", "dog-trot", "dog-run", "dog-fetch", "point_mass-hard",
+         "manipulator-insert_ball", "manipulator-insert_peg"]
 
 
 def _refs(domain, task, seed, n, time_limit):
@@ -82,8 +94,19 @@ def test_more_benchmarking_tasks_equal_dm_control(name):
     assert ends >= 2
 
 
+@pytest.mark.parametrize("name", EXTRA)
+@pytest.mark.parametrize("seed,threads", [(3, 1), (17, 2)])
+def test_extra_tasks_equal_dm_control(name, seed, threads):
+    ends, _ = _run(name, seed, 3, threads, 0.2, 30, action_scale=1.5)
+    assert ends >= 3
+
+
 @pytest.mark.parametrize("name", ["cheetah-run", "walker-walk", "cartpole-swingup",
-                                  "point_mass-easy", "acrobot-swingup"])
+                                  "point_mass-easy", "acrobot-swingup",
+                                  "cartpole-two_poles", "cartpole-three_poles",
+                                  "humanoid_CMU-stand", "humanoid_CMU-run", "stacker-stack_4",
+                                  "quadruped-walk", "quadruped-fetch", "dog-trot", "dog-fetch",
+                                  "point_mass-hard"])
 def test_rewards_are_exercised(name):
     """Long enough episodes that the rewards' sigmoids give nonzero values (the tolerance
     branches are compared, not only their zero side)."""
@@ -122,6 +145,21 @@ def test_snapshots_continue_exactly():
     env.pool.engine.set_state(np.arange(2, dtype=np.int64), state)
     again = [env.step(a)[0]["position"].copy() for _ in range(15)]
     assert all(np.array_equal(x, y) for x, y in zip(first, again))
+
+
+def test_snapshots_carry_the_drawn_target():
+    """stacker's target lives in each env's task state: a snapshot carries it (and the next
+    episodes' draws, from the restored stream)."""
+    env = cypool.make_vec("dm_control/stacker-stack_2-v0", 2, num_threads=1, time_limit=0.05)
+    env.reset(seed=2)
+    a = np.full((2, 5), 0.3)
+    env.step(a)
+    state = env.pool.engine.get_state(np.arange(2, dtype=np.int64))
+    first = [env.step(a)[0]["target_pos"].copy() for _ in range(12)]
+    env.pool.engine.set_state(np.arange(2, dtype=np.int64), state)
+    again = [env.step(a)[0]["target_pos"].copy() for _ in range(12)]
+    assert all(np.array_equal(x, y) for x, y in zip(first, again))
+    assert len({x.tobytes() for x in first}) > 1       # episodes with new targets
 
 
 def test_bad_input_is_refused_before_any_env_moves():
@@ -196,3 +234,101 @@ def test_manipulator_initial_states_equal_dm_control():
     """bring_ball's three initial states (object in hand, in the target, anywhere: choice
     with p) over many resets: 8 envs, episodes of 2 steps."""
     _run("manipulator-bring_ball", 40, 8, 2, 0.02, 24)
+
+
+def test_manipulator_bring_peg_rewards_equal_dm_control():
+    """bring_peg's reward (grasp, pinch, and the target peg's sites placed from its drawn
+    pose) over many initial states, the in-hand ones giving nonzero grasp terms."""
+    _, nonzero = _run("manipulator-bring_peg", 40, 8, 2, 0.02, 24)
+    assert nonzero > 0
+
+
+@pytest.mark.parametrize("name", ["stacker-stack_2", "stacker-stack_4"])
+def test_stacker_initial_states_equal_dm_control(name):
+    """stacker's rejection loop (arm, randint target height, boxes, until no contact) over
+    many resets: 8 envs, episodes of 2 steps."""
+    _run(name, 60, 8, 2, 0.02, 24)
+
+
+def test_quadruped_fetch_initial_states_equal_dm_control():
+    """fetch's placement (azimuth, spawn point, the non-contacting height search, the ball's
+    pose and Gaussian velocity) over many resets: 6 envs, episodes of 2 steps."""
+    _run("quadruped-fetch", 70, 6, 2, 0.04, 20)
+
+
+def test_dog_fetch_initial_states_equal_dm_control():
+    """dog's resets over many episodes (three Gaussians per reset in stand, five in fetch: the
+    cached one carried into the next episode) and fetch's thrown ball: 4 envs, 2 steps each."""
+    _run("dog-fetch", 90, 4, 2, 0.03, 20)
+
+
+@pytest.mark.parametrize("task", ["lqr_2_1", "lqr_6_2"])
+@pytest.mark.parametrize("time_limit", [float("inf"), 0.3])
+def test_lqr_equal_dm_control(task, time_limit):
+    """lqr: each env's stiffnesses drawn from its seed into its own model (before the
+    episode's draws), no time limit by default (a short one crosses autoresets), and a
+    reseeded reset redraws them."""
+    n = 3
+    env = cypool.make_vec(f"dm_control/lqr-{task}-v0", n, num_threads=2, time_limit=time_limit)
+    spec_n = env.single_action_space.shape[0]
+    assert np.all(env.single_action_space.high == 1e10)
+    rng = np.random.default_rng(1)
+    ends = 0
+    for seed in (4, 40):
+        refs = _refs("lqr", task, seed, n, time_limit)
+        obs, _ = env.reset(seed=seed)
+        _check_obs(obs, [r.reset() for r in refs], "reset")
+        for t in range(25):
+            a = rng.uniform(-1, 1, (n, spec_n))
+            obs, rew, term, trunc, _ = env.step(a)
+            out = [r.step(a[i]) for i, r in enumerate(refs)]
+            _check_obs(obs, out, t)
+            for i, ts in enumerate(out):
+                if ts.first():
+                    continue
+                assert rew[i] == ts.reward, (t, i, rew[i], ts.reward)
+                assert term[i] == (ts.last() and ts.discount == 0)
+                assert trunc[i] == (ts.last() and ts.discount != 0)
+                ends += ts.last()
+    assert ends == (0 if time_limit == float("inf") else 2 * n * 2)
+
+
+@pytest.mark.parametrize("seed,threads", [(3, 1), (30, 2)])
+def test_fish_swim_targets_equal_dm_control(seed, threads):
+    """fish swim: each episode's target drawn into the env's own model (it collides with
+    the fish): 4 envs, episodes of 10 steps."""
+    ends, nonzero = _run("fish-swim", seed, 4, threads, 0.4, 45)
+    assert ends >= 16 and nonzero > 0
+
+
+@pytest.mark.parametrize("name", ["manipulator-insert_ball", "manipulator-insert_peg"])
+def test_manipulator_insert_initial_states_equal_dm_control(name):
+    """insert's receptacle, moved in each env's own model inside the rejection loop (it
+    collides), over many resets: 8 envs, episodes of 2 steps."""
+    _run(name, 50, 8, 2, 0.02, 24)
+
+
+@pytest.mark.parametrize("seed,threads", [(5, 1), (12, 2)])
+def test_quadruped_escape_equal_dm_control(seed, threads):
+    """escape: each episode's terrain (bumps from the env's stream, scipy's cubic-spline zoom,
+    the bowl) in the env's own model, the height search on it, rangefinders: 2 envs,
+    episodes of 5 steps."""
+    ends, nonzero = _run("quadruped-escape", seed, 2, threads, 0.1, 16)
+    assert ends >= 4 and nonzero > 0
+
+
+def test_quadruped_escape_snapshot_rebuilds_the_terrain():
+    """A snapshot carries the bumps, not the terrain: restoring env 0's state into env 1,
+    whose model holds another terrain, rebuilds env 0's terrain there at the next step."""
+    env = cypool.make_vec("dm_control/quadruped-escape-v0", 2, num_threads=1, time_limit=0.5)
+    env.reset(seed=3)
+    a = np.full((2, 12), 0.2)
+    env.step(a)
+    models = env.pool.family._env_models        # env i: models 2i (and its twin 2i + 1)
+    hf0 = models[0].hfield_data.copy()
+    assert not np.array_equal(hf0, models[2].hfield_data)
+    state = env.pool.engine.get_state(np.array([0], dtype=np.int64))
+    env.pool.engine.set_state(np.array([1], dtype=np.int64), state)
+    env.step(a)
+    for m in models[:4]:
+        assert np.array_equal(m.hfield_data, hf0)

@@ -1,13 +1,16 @@
 """dm_control suite cartpole (dm_control/suite/cartpole.py): balance, balance_sparse, swingup,
-swingup_sparse (one pole)."""
+swingup_sparse (one pole), two_poles and three_poles (swing-up with a chain of poles, on the
+model dm_control's _make_model generates, written to a temporary file)."""
 from libc.math cimport M_PI
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask
 from cypool.dm_control._dmc cimport (NpMath, init_math, rs_uniform, rs_gauss, dmc_reset_begin,
                                      after_reset, dmc_step, tolerance, SIG_GAUSSIAN,
                                      SIG_QUADRATIC, P_NSUB, P_FIRST)
 
-from cypool.dm_control._config import (sigmoid_scale, joint_qpos, SIG_GAUSSIAN as _G,
-                                       SIG_QUADRATIC as _Q)
+import os
+
+from cypool.dm_control._config import (sigmoid_scale, joint_qpos, generated_model,
+                                       SIG_GAUSSIAN as _G, SIG_QUADRATIC as _Q)
 
 cdef enum:
     P_SWING = P_FIRST, P_SPARSE, P_SLIDER, P_HINGE, P_GAUSS_SCALE, P_QUAD_SCALE, NPARAM
@@ -16,14 +19,22 @@ cdef NpMath MM
 init_math(&MM)
 
 DOMAIN = "cartpole"
-TASKS = ("balance", "balance_sparse", "swingup", "swingup_sparse")
+TASKS = ("balance", "balance_sparse", "swingup", "swingup_sparse", "two_poles", "three_poles")
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = None
+_POLES = {"two_poles": 2, "three_poles": 3}
+
+
+def model_path(task, suite_dir):
+    if task not in _POLES:
+        return os.path.join(suite_dir, "cartpole.xml")
+    from dm_control.suite import cartpole
+    return generated_model(task, cartpole._make_model(_POLES[task]), suite_dir)
 
 
 def configure(model, task):
     p = [0.0] * NPARAM
-    p[P_SWING] = task.startswith("swingup")
+    p[P_SWING] = task.startswith("swingup") or task in _POLES
     p[P_SPARSE] = task.endswith("_sparse")
     p[P_SLIDER] = joint_qpos(model, "slider")
     p[P_HINGE] = joint_qpos(model, "hinge_1")
@@ -70,7 +81,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
 cdef int _step(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
     cdef double cart, upright, centered, small_control, small_velocity, v, angle
-    cdef Py_ssize_t b, k
+    cdef Py_ssize_t b, k, npoles = e.m.nbody - 2
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
     cart = e.d.qpos[<Py_ssize_t> p[P_SLIDER]]
@@ -81,8 +92,11 @@ cdef int _step(MjEnv* e) noexcept nogil:
                                       False)
         e.rew[0] = tolerance(&MM, cart, -.25, .25, 0, SIG_GAUSSIAN, 0, True) * angle
     else:
-        # one pole: upright.mean() is the value itself
-        upright = (e.d.xmat[9 * 2 + 8] + 1) / 2
+        # upright.mean(): fewer than 8 poles, numpy adds them in order from -0.0
+        upright = -0.0
+        for b in range(2, e.m.nbody):
+            upright += (e.d.xmat[9 * b + 8] + 1) / 2
+        upright = upright / npoles
         centered = tolerance(&MM, cart, 0, 0, 2, SIG_GAUSSIAN, p[P_GAUSS_SCALE], True)
         centered = (1 + centered) / 2
         small_control = tolerance(&MM, e.d.ctrl[0], 0, 0, 1, SIG_QUADRATIC, p[P_QUAD_SCALE],

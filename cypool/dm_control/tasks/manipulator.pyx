@@ -1,11 +1,17 @@
-"""dm_control suite manipulator (dm_control/suite/manipulator.py): bring_ball.
+"""dm_control suite manipulator (dm_control/suite/manipulator.py): bring_ball, bring_peg.
 
-The model is dm_control's make_model(use_peg=False, insert=False) (the unused props removed),
-written to a temporary file. The target ball is drawn into the model (body_pos, body_quat)
-each episode by dm_control; its geoms do not collide, so here each env keeps it in its task
-state and the observation and reward use it where dm_control reads the target's xpos, xquat
-and site_xpos (a world-body child: its pose as given)."""
+The model is dm_control's make_model(use_peg, insert=False) (the unused props removed),
+written to a temporary file. The target (ball or peg) is drawn into the model (body_pos,
+body_quat) each episode by dm_control; its geoms do not collide, so here each env keeps it in
+its task state and the observation and reward use it where dm_control reads the target's
+xpos, xquat and site_xpos (a world-body child: its pose as given; its sites placed as
+mj_kinematics places them, with MuJoCo's own mju_quat2Mat). insert_ball and insert_peg also
+move a colliding receptacle (cup, slot) to the target's pose in the model each episode: each
+env has its own copy of the model (and of its actuation-disabled twin), and every reset and
+step writes the receptacle's pose from the env's task state into both (the model's own pose
+until the first draw since seeding, as a fresh dm_control model has it)."""
 from libc.math cimport M_PI
+from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand, rs_uniform,
                                      dmc_reset_begin, after_reset, dmc_step, tolerance,
@@ -14,13 +20,19 @@ from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand
 import numpy as np
 
 from cypool.dm_control._config import (sigmoid_scale, sensor_adr, body_id, joint_qpos,
-                                       generated_model, SIG_GAUSSIAN as _G)
+                                       generated_model, env_models as _env_models,
+                                       SIG_GAUSSIAN as _G)
+
+cdef extern from "mujoco/mujoco.h" nogil:
+    void mju_quat2Mat(double res[9], const double quat[4])
 
 cdef enum:
     P_ARM_Q = P_FIRST, P_ARM_V = P_ARM_Q + 8, P_ARM_LO = P_ARM_V + 8, P_ARM_HI = P_ARM_LO + 8, \
         P_FINGER = P_ARM_HI + 8, P_THUMB, P_OBJ_Q, P_OBJ_V = P_OBJ_Q + 3, \
         P_TOUCH = P_OBJ_V + 3, P_HAND = P_TOUCH + 5, P_BALL, P_BALL_SITE, P_GRASP, P_CDF0, \
-        P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, NPARAM
+        P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, P_PEG, P_PEG_SITE, P_PEG_TIP, P_PEG_GRASP, \
+        P_PEG_PINCH, P_PINCH, P_TSITE_Z, P_TTIP_Z, P_INSERT, P_REC, P_MODEL, P_MODEL_NOACT, \
+        P_BPOS, P_BPOS_NOACT, P_BQUAT, P_BQUAT_NOACT, P_REC0, NPARAM = P_REC0 + 4
 
 # task state after the Gaussian cache: the target's x, z, qw, qy
 cdef enum:
@@ -30,7 +42,8 @@ cdef NpMath MM
 init_math(&MM)
 
 DOMAIN = "manipulator"
-TASKS = ("bring_ball",)
+TASKS = ("bring_ball", "bring_peg", "insert_ball", "insert_peg")
+ENV_MODEL_TASKS = ("insert_ball", "insert_peg")     # a model per env (env_models)
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = .01
 _ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",
@@ -41,11 +54,15 @@ cdef double _CLOSE = .01
 
 def model_path(task, suite_dir):
     from dm_control.suite import manipulator
-    return generated_model(task, manipulator.make_model(False, False)[0], suite_dir)
+    return generated_model(task, manipulator.make_model(task.endswith("_peg"),
+                                                         task.startswith("insert"))[0],
+                           suite_dir)
 
 
 def configure(model, task):
     p = [0.0] * NPARAM
+    peg = task.endswith("_peg")
+    obj = "peg" if peg else "ball"
     for k, name in enumerate(_ARM_JOINTS):
         j = model.joint(name)
         p[P_ARM_Q + k] = int(j.qposadr[0])
@@ -55,30 +72,87 @@ def configure(model, task):
         p[P_ARM_HI + k] = float(model.jnt_range[j.id, 1]) if limited else np.pi
     p[P_FINGER] = joint_qpos(model, "finger")
     p[P_THUMB] = joint_qpos(model, "thumb")
-    for k, name in enumerate(["ball_x", "ball_z", "ball_y"]):
+    for k, name in enumerate([f"{obj}_x", f"{obj}_z", f"{obj}_y"]):
         p[P_OBJ_Q + k] = joint_qpos(model, name)
         p[P_OBJ_V + k] = int(model.joint(name).dofadr[0])
     for k, name in enumerate(_TOUCH):
         p[P_TOUCH + k] = sensor_adr(model, name)
     p[P_HAND] = body_id(model, "hand")
-    p[P_BALL] = body_id(model, "ball")
-    p[P_BALL_SITE] = model.site("ball").id
+    p[P_PEG] = peg
+    p[P_BALL] = body_id(model, obj)
     p[P_GRASP] = model.site("grasp").id
-    target = body_id(model, "target_ball")
-    if model.body_parentid[target] != 0 or model.site_bodyid[model.site("target_ball").id] \
-            != target or np.any(model.site_pos[model.site("target_ball").id] != 0):
-        raise ValueError("manipulator: the target ball must hang from the world body, its "
-                         "site at its origin")
+    target = body_id(model, f"target_{obj}")
+    if model.body_parentid[target] != 0 or np.any(model.body_quat[target] != [1, 0, 0, 0]):
+        raise ValueError(f"manipulator: the target {obj} must hang from the world body, "
+                         "unrotated")
     p[P_TARGET_Y] = float(model.body_pos[target, 1])
+    if peg:
+        for k, name in [(P_PEG_SITE, "peg"), (P_PEG_TIP, "peg_tip"),
+                        (P_PEG_GRASP, "peg_grasp"), (P_PEG_PINCH, "peg_pinch"),
+                        (P_PINCH, "pinch")]:
+            p[k] = model.site(name).id
+        for k, name in [(P_TSITE_Z, "target_peg"), (P_TTIP_Z, "target_peg_tip")]:
+            s = model.site(name)
+            if model.site_bodyid[s.id] != target or np.any(model.site_pos[s.id, :2] != 0):
+                raise ValueError(f"manipulator: the site {name} must be on the target's z axis")
+            p[k] = float(model.site_pos[s.id, 2])
+    else:
+        p[P_BALL_SITE] = model.site("ball").id
+        s = model.site("target_ball")
+        if model.site_bodyid[s.id] != target or np.any(model.site_pos[s.id] != 0):
+            raise ValueError("manipulator: the target ball's site must be at its origin")
     # RandomState.choice's cdf for p=[_P_IN_HAND, _P_IN_TARGET, 1 - both]
     probs = np.array([.1, .1, 1 - .1 - .1])
     cdf = probs.cumsum()
     cdf /= cdf[-1]
     p[P_CDF0], p[P_CDF1], p[P_CDF2] = (float(x) for x in cdf)
     p[P_SCALE] = sigmoid_scale(_G, 0.1)
+    if task.startswith("insert"):
+        p[P_INSERT] = 1
+        rec = body_id(model, "slot" if peg else "cup")
+        p[P_REC] = rec
+        p[P_REC0], p[P_REC0 + 1] = float(model.body_pos[rec, 0]), float(model.body_pos[rec, 2])
+        p[P_REC0 + 2], p[P_REC0 + 3] = (float(model.body_quat[rec, 0]),
+                                        float(model.body_quat[rec, 2]))
     layout = [("arm_pos", (8, 2)), ("arm_vel", (8,)), ("touch", (5,)), ("hand_pos", (4,)),
               ("object_pos", (4,)), ("object_vel", (3,)), ("target_pos", (4,))]
     return p, layout, []
+
+
+def env_models(path, task, num_envs):
+    """insert: each env's model and actuation-disabled twin, their body_pos and body_quat."""
+    if not task.startswith("insert"):
+        return None, {}
+    return _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
+                       {"body_pos": (P_BPOS, P_BPOS_NOACT),
+                        "body_quat": (P_BQUAT, P_BQUAT_NOACT)})
+
+
+cdef void _use_env_model(MjEnv* e) noexcept nogil:
+    """insert: point e at this env's models and write the receptacle's pose (the target's:
+    x, z, qw, qy) into both; the model's own before the first draw (qw > 0 once drawn)."""
+    cdef const double* p = e.prm
+    cdef Py_ssize_t r = <Py_ssize_t> p[P_REC], k
+    cdef double v[4]
+    cdef double* pos
+    cdef double* quat
+    e.m = <const mjModel*> <size_t> p[P_MODEL]
+    e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
+    if e.tstate[T_QW] == 0:
+        for k in range(4):
+            v[k] = p[P_REC0 + k]
+    else:
+        v[0] = e.tstate[T_X]
+        v[1] = e.tstate[T_Z]
+        v[2] = e.tstate[T_QW]
+        v[3] = e.tstate[T_QY]
+    for k in range(2):
+        pos = <double*> <size_t> p[P_BPOS if k == 0 else P_BPOS_NOACT]
+        quat = <double*> <size_t> p[P_BQUAT if k == 0 else P_BQUAT_NOACT]
+        pos[3 * r] = v[0]
+        pos[3 * r + 2] = v[1]
+        quat[4 * r] = v[2]
+        quat[4 * r + 2] = v[3]
 
 
 cdef Py_ssize_t _pose(MjEnv* e, Py_ssize_t b, Py_ssize_t j) noexcept nogil:
@@ -121,6 +195,8 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     cdef Py_ssize_t k, g
     cdef double tx, tz, ta, ox, oz, oa, u, gx, gz
     cdef int kind
+    if p[P_INSERT] != 0:
+        _use_env_model(e)       # last episode's receptacle, as dm_control's model keeps it
     if dmc_reset_begin(e):
         return 1
     while True:     # until nothing penetrates
@@ -130,11 +206,16 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         e.d.qpos[<Py_ssize_t> p[P_FINGER]] = e.d.qpos[<Py_ssize_t> p[P_THUMB]]
         tx = rs_uniform(e, -.4, .4)
         tz = rs_uniform(e, .1, .4)
-        ta = rs_uniform(e, -M_PI, M_PI)
+        if p[P_INSERT] != 0:
+            ta = rs_uniform(e, -M_PI / 3, M_PI / 3)
+        else:
+            ta = rs_uniform(e, -M_PI, M_PI)
         e.tstate[T_X] = tx
         e.tstate[T_Z] = tz
         e.tstate[T_QW] = call_d(MM.cos, MM.cos_data, ta / 2)
         e.tstate[T_QY] = call_d(MM.sin, MM.sin_data, ta / 2)
+        if p[P_INSERT] != 0:
+            _use_env_model(e)
         # choice(['in_hand', 'in_target', 'uniform'], p=...): searchsorted(cdf, u, 'right')
         u = rs_rand(e)
         kind = (p[P_CDF0] <= u) + (p[P_CDF1] <= u) + (p[P_CDF2] <= u)
@@ -167,18 +248,81 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     return 0
 
 
+cdef double _close(MjEnv* e, const double* v) noexcept nogil:
+    """_is_close(np.linalg.norm(v))."""
+    return tolerance(&MM, np_norm(e, v, 3), 0, _CLOSE, _CLOSE * 2, SIG_GAUSSIAN,
+                     e.prm[P_SCALE], True)
+
+
+cdef double _distance_close(MjEnv* e, Py_ssize_t s1, Py_ssize_t s2) noexcept nogil:
+    """_is_close(site_distance(s1, s2)): the norm of site1 - site2."""
+    cdef double v[3]
+    cdef Py_ssize_t k
+    for k in range(3):
+        v[k] = e.d.site_xpos[3 * s1 + k] - e.d.site_xpos[3 * s2 + k]
+    return _close(e, v)
+
+
+cdef void _target_site(MjEnv* e, double z, double* out) noexcept nogil:
+    """site_xpos of a target site at (0, 0, z) in the target's frame, as mj_kinematics
+    computes it: xpos + xmat @ pos, xmat = mju_quat2Mat(xquat)."""
+    cdef double q[4]
+    cdef double mat[9]
+    cdef double pos[3]
+    cdef double x[3]
+    cdef Py_ssize_t k
+    q[0] = e.tstate[T_QW]
+    q[1] = 0.0
+    q[2] = e.tstate[T_QY]
+    q[3] = 0.0
+    mju_quat2Mat(mat, q)
+    pos[0] = 0.0
+    pos[1] = 0.0
+    pos[2] = z
+    x[0] = e.tstate[T_X] + 0.0
+    x[1] = e.prm[P_TARGET_Y]
+    x[2] = e.tstate[T_Z] + 0.0
+    for k in range(3):
+        out[k] = (mat[3 * k] * pos[0] + mat[3 * k + 1] * pos[1] + mat[3 * k + 2] * pos[2]) \
+            + x[k]
+
+
 cdef int _step(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
-    cdef Py_ssize_t b = 3 * <Py_ssize_t> p[P_BALL_SITE]
+    cdef Py_ssize_t b = 3 * <Py_ssize_t> p[P_BALL_SITE], k, s
     cdef double v[3]
+    cdef double t[3]
+    cdef double grasping, bringing
+    if p[P_INSERT] != 0:
+        _use_env_model(e)
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
-    # site_distance('ball', 'target_ball'): ball - target (the target site's xpos: its pose)
-    v[0] = e.d.site_xpos[b] - (e.tstate[T_X] + 0.0)
-    v[1] = e.d.site_xpos[b + 1] - p[P_TARGET_Y]
-    v[2] = e.d.site_xpos[b + 2] - (e.tstate[T_Z] + 0.0)
-    e.rew[0] = tolerance(&MM, np_norm(e, v, 3), 0, _CLOSE, _CLOSE * 2, SIG_GAUSSIAN,
-                         p[P_SCALE], True)
+    if p[P_PEG] != 0:
+        grasping = (_distance_close(e, <Py_ssize_t> p[P_PEG_GRASP], <Py_ssize_t> p[P_GRASP])
+                    + _distance_close(e, <Py_ssize_t> p[P_PEG_PINCH],
+                                      <Py_ssize_t> p[P_PINCH])) / 2
+        # site_distance('peg', 'target_peg'): peg - target
+        s = 3 * <Py_ssize_t> p[P_PEG_SITE]
+        _target_site(e, p[P_TSITE_Z], t)
+        for k in range(3):
+            v[k] = e.d.site_xpos[s + k] - t[k]
+        bringing = _close(e, v)
+        # site_distance('target_peg_tip', 'peg_tip'): target tip - peg tip
+        s = 3 * <Py_ssize_t> p[P_PEG_TIP]
+        _target_site(e, p[P_TTIP_Z], t)
+        for k in range(3):
+            v[k] = t[k] - e.d.site_xpos[s + k]
+        bringing = (bringing + _close(e, v)) / 2
+        # max(bringing, grasping / 3)
+        grasping = grasping / 3
+        e.rew[0] = grasping if grasping > bringing else bringing
+    else:
+        # site_distance('ball', 'target_ball'): ball - target (the target site's xpos: its
+        # pose)
+        v[0] = e.d.site_xpos[b] - (e.tstate[T_X] + 0.0)
+        v[1] = e.d.site_xpos[b + 1] - p[P_TARGET_Y]
+        v[2] = e.d.site_xpos[b + 2] - (e.tstate[T_Z] + 0.0)
+        e.rew[0] = _close(e, v)
     e.term[0] = 0
     _obs(e)
     return 0
