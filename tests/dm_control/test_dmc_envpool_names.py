@@ -67,7 +67,11 @@ def test_config_and_spaces_are_envpools(domain, task):
     # own negative observations leave: cypool's are (-inf, inf)
     o_ref, o = ref.observation_space, ours.observation_space
     assert list(o.spaces) == list(suite.load(domain, task).observation_spec())
-    assert [k for k in o_ref.spaces if k in o.spaces] == list(o.spaces)
+    # the same keys; in EnvPool's order but for fish swim, whose dm_control order puts target
+    # before velocity (EnvPool's per-domain spec puts it last): cypool keeps dm_control's
+    shared = [k for k in o_ref.spaces if k in o.spaces]
+    assert sorted(shared) == sorted(o.spaces)
+    assert shared == list(o.spaces) or (domain, task) == ("fish", "swim")
     for k in o.spaces:
         assert o[k].shape == o_ref[k].shape and o[k].dtype == o_ref[k].dtype
     assert ours.action_space == ref.action_space
