@@ -13,7 +13,8 @@ from cypool.mujoco._task cimport (MjEnv, sim_reset_data, sim_forward, sim_dmc_st
 cdef enum:
     T_HAS_GAUSS = 0
     T_GAUSS = 1
-    T_TASK = 2
+    T_RESTORED = 2      # 1.0 after set_state (MjPool.set_restore_slot): rebuild the arena first
+    T_TASK = 3
 
 # ------------------------------------------------------------------ numpy float64 ufunc loops
 # numpy's float64 exp/log1p/sin/cos (the 'd->d' entry of the ufunc: the SIMD kernel numpy
@@ -191,6 +192,13 @@ cdef inline int after_reset(MjEnv* e) noexcept nogil:
 cdef inline int dmc_step(MjEnv* e, int n_sub) noexcept nogil:
     """Task.before_step (ctrl <- action, unclipped) and Physics.step(n_sub_steps)."""
     cdef Py_ssize_t k
+    if e.tstate[T_RESTORED] != 0:
+        # restored from a snapshot (its mjData buffer): mj_step1 rebuilds the contacts and
+        # constraint rows the last one left in the arena, which mj_step2 reads; with the
+        # snapshot's ctrl, as the last mj_step1 ran
+        e.tstate[T_RESTORED] = 0.0
+        if e.guard.step1(e.m, e.d, e.err):
+            return 1
     for k in range(e.m.nu):
         e.d.ctrl[k] = e.act[k]
     return sim_dmc_step(e, n_sub)

@@ -61,8 +61,9 @@ RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
 NO_PIXELS = {"manipulator": None}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
-TASK_STATE = 8          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
+TASK_STATE = 9          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
                         # TASK_STATES may give a task more (quadruped escape: its terrain bumps)
+T_RESTORED = 2          # _dmc.pxd's slot the pool marks in each env restored by set_state
 
 
 def domain_module(domain):
@@ -300,6 +301,7 @@ class DmcFamily:
                              np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
                              (height, width) if self.pixels else None,
                              bool(kw["channels_first"]), task_state, split)
+        self.engine.set_restore_slot(T_RESTORED)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
         # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's

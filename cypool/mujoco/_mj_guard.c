@@ -87,6 +87,12 @@ int cp_forward(const mjModel* m, mjData* d, char* err) {
   CP_GUARD_END
 }
 
+int cp_step1(const mjModel* m, mjData* d, char* err) {
+  CP_GUARD_BEGIN(err)
+  mj_step1(m, d);
+  CP_GUARD_END
+}
+
 int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err) {
   CP_GUARD_BEGIN(err)
   if (m->opt.integrator != mjINT_RK4) {

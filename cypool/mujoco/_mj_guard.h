@@ -26,6 +26,9 @@ int cp_forward(const mjModel* m, mjData* d, char* err);
 /* dm_control's Physics.step(nstep) with legacy_step: mj_step2, mj_step x (nstep - 1), mj_step1;
  * with RK4, mj_step x nstep, mj_step1. ctrl is left as it is. */
 int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err);
+/* mj_step1 alone: rebuilds what the last mj_step1 left in the arena (contacts, constraint
+ * rows), which an env restored from its mjData buffer lacks, before a legacy mj_step2. */
+int cp_step1(const mjModel* m, mjData* d, char* err);
 /* mj_loadXML: NULL with the message in err on a parse error or a fatal error (out of memory). */
 mjModel* cp_load_xml(const char* path, char* err, int errlen);
 /* mj_makeData: NULL with the message in err on a fatal error (out of memory). */

@@ -24,7 +24,7 @@ from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_delet
                                        mjNWARNING, mj_copyModel, mjDSBL_ACTUATION)
 from cypool.mujoco._task cimport (MjEnv, MjTask, MJ_TASK_ABI, MjGuard, cp_install_log_handler, cp_set_timers,
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state,
-                                  cp_forward, cp_dmc_step,
+                                  cp_forward, cp_dmc_step, cp_step1,
                                   cp_load_xml, cp_make_data)
 from cypool._core._engine import state_bytes, state_dict, state_float, state_int, state_seq
 from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
@@ -111,6 +111,7 @@ GUARD.reset_data = cp_reset_data
 GUARD.set_state = cp_set_state
 GUARD.forward = cp_forward
 GUARD.dmc_step = cp_dmc_step
+GUARD.step1 = cp_step1
 
 HEADER_VERSION = mjVERSION_HEADER
 
@@ -188,6 +189,9 @@ cdef class MjPool(Engine):
     cdef mjData** d
     cdef double* tstate       # task_state doubles per env (MjEnv.tstate), in env snapshots
     cdef readonly Py_ssize_t task_state
+    # the task-state slot a restored env gets 1.0 in (-1: none; set_restore_slot), so that a
+    # task can rebuild what its mjData buffer does not carry
+    cdef Py_ssize_t restore_slot
     cdef double* flat         # obs_split: each env's whole observation, split after a kernel
     cdef Py_ssize_t obs_dim
     cdef Py_ssize_t n_split
@@ -293,6 +297,7 @@ cdef class MjPool(Engine):
         if task_state < 0:
             raise ValueError("cypool: task_state must be >= 0")
         self.task_state = task_state
+        self.restore_slot = -1
         self.tstate = <double*> calloc(num_envs * task_state + 1, sizeof(double))
         if self.d == NULL or self.warn_before == NULL or self.scratch == NULL or \
                 self.tstate == NULL:
@@ -562,6 +567,16 @@ cdef class MjPool(Engine):
         cdef const char* ts = state["task_state"]
         if self.task_state:
             memcpy(self.tstate + i * self.task_state, ts, 8 * self.task_state)
+            if self.restore_slot >= 0:
+                self.tstate[i * self.task_state + self.restore_slot] = 1.0
+
+    def set_restore_slot(self, Py_ssize_t slot):
+        """Mark each env restored by set_state with 1.0 in its task state's ``slot`` (a task
+        whose next step needs more than the mjData buffer carries clears it)."""
+        if not 0 <= slot < self.task_state:
+            raise ValueError(f"cypool: restore slot {slot} outside the task state "
+                             f"({self.task_state} doubles)")
+        self.restore_slot = slot
 
     # ------------------------------------------------------------------ rendering
     def setup_render(self, int width, int height, int camera_id, dict camera_config,

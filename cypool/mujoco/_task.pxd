@@ -20,6 +20,9 @@ ctypedef struct MjGuard:
     # dm_control's physics calls (cypool.dm_control): mj_forward, and Physics.step(nstep)
     int (*forward)(const mjModel* m, mjData* d, char* err) noexcept nogil
     int (*dmc_step)(const mjModel* m, mjData* d, int nstep, char* err) noexcept nogil
+    # mj_step1 alone (after a restore: the arena the legacy step's mj_step2 reads); appended,
+    # so task modules built before it keep their layout
+    int (*step1)(const mjModel* m, mjData* d, char* err) noexcept nogil
 
 # numpy's float64 dot of two contiguous n-vectors, as v.dot(w) computes it: through the BLAS
 # routine numpy itself calls (cypool._numpy_blas), so that the result is numpy's on every CPU.
@@ -135,3 +138,4 @@ cdef extern from "_mj_guard.h" nogil:
     int cp_warning_count(const mjData* d)
     int cp_forward(const mjModel* m, mjData* d, char* err)
     int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err)
+    int cp_step1(const mjModel* m, mjData* d, char* err)

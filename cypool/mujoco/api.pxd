@@ -10,7 +10,8 @@
 # The MjEnv/MjTask layout is versioned by MJ_TASK_ABI, stamped into the capsule by
 # export_task: a task built against another layout is refused with an ImportError when a
 # pool reads its capsule, never called wrongly. Layout 2 (this one) appends m_noact and tstate
-# to MjEnv, and forward/dmc_step to MjGuard; tasks built against layout 1 still run.
+# to MjEnv, and forward/dmc_step (then step1, appended later within layout 2: a module built
+# before it never reads past dmc_step) to MjGuard; tasks built against layout 1 still run.
 #
 # MjEnv (one env, given to the task's reset/step kernels; touch only this env):
 #   m          const mjModel*  the pool's model, shared by every env: read only
