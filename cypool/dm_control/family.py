@@ -63,6 +63,7 @@ _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
 TASK_STATE = 9          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
                         # TASK_STATES may give a task more (quadruped escape: its terrain bumps)
+PER_ENV = ("time_limit", "environment_kwargs")   # kwargs that may differ between envs
 T_RESTORED = 2          # _dmc.pxd's slot the pool marks in each env restored by set_state
 
 
@@ -252,20 +253,22 @@ class DmcFamily:
         mod = domain_module(domain)
         if task not in mod.TASKS:
             raise ValueError(f"cypool: unknown dm_control task {env_id!r}")
-        if member_kwargs is not None:
-            raise ValueError(f"{env_id}: populations of dm_control envs are not supported yet")
         kw = merge_kwargs(env_id, mod, dict(kwargs))
+        # per env (env_kwargs, populations): time_limit and environment_kwargs; the rest is the
+        # pool's (PER_ENV)
+        env_kw = None if member_kwargs is None else [
+            kw if not m else self._env_kwargs(env_id, mod, kw, {**kwargs, **m}, f"env {i}: ")
+            for i, m in enumerate(member_kwargs)]
         path = mod.model_path(task, suite_dir()) if hasattr(mod, "model_path") else \
             os.path.join(suite_dir(), f"{domain}.xml")
         model = mujoco.MjModel.from_xml_path(path)
         self.env_id, self._mod, self._task, self._model = env_id, mod, task, model
         prm, layout, edits = mod.configure(model, task)
-        n_sub = n_sub_steps(env_id, mod, kw, model.opt.timestep)
+        self._max_steps = max_episode_steps
+        n_sub, self._limit = self._steps(kw)
         prm[0] = n_sub
-        self._limit = step_limit(kw["time_limit"], model.opt.timestep, n_sub)
-        if max_episode_steps:
-            self._limit = min(self._limit, max_episode_steps) if self._limit else \
-                max_episode_steps
+        if env_kw is not None:
+            steps = [self._steps(k) for k in env_kw]     # every env's checked before any
         sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
         obs_dim = sum(sizes)
         env_models = task in getattr(mod, "ENV_MODEL_TASKS", ())
@@ -302,6 +305,8 @@ class DmcFamily:
                              (height, width) if self.pixels else None,
                              bool(kw["channels_first"]), task_state, split)
         self.engine.set_restore_slot(T_RESTORED)
+        if env_kw is not None:
+            self._set_steps(np.arange(num_envs, dtype=np.int64), steps)
         for field, index, value in edits:
             self.engine.model_set(field, index, value)
         # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's
@@ -383,10 +388,39 @@ class DmcFamily:
     def merged_kwargs(self, kwargs):
         return merge_kwargs(self.env_id, self._mod, kwargs)
 
+    @staticmethod
+    def _env_kwargs(env_id, mod, pool_kw, kwargs, where=""):
+        """One env's complete kwargs, refusing a pool-wide one that differs from the pool's."""
+        kw = merge_kwargs(env_id, mod, kwargs)
+        for name, value in kw.items():
+            if name not in PER_ENV and value != pool_kw[name]:
+                raise ValueError(f"{where}{env_id}: {name} is a per-pool setting (the same for "
+                                 f"every env: only {sorted(PER_ENV)} may differ); the value "
+                                 f"{value!r} differs from the pool's {pool_kw[name]!r}")
+        return kw
+
+    def _steps(self, kw):
+        """(n_sub_steps, step limit) of an env's complete kwargs (limit 0: none), capped by
+        the pool's max_episode_steps."""
+        timestep = self._model.opt.timestep
+        n_sub = n_sub_steps(self.env_id, self._mod, kw, timestep)
+        limit = step_limit(kw["time_limit"], timestep, n_sub)
+        if self._max_steps:
+            limit = min(limit, self._max_steps) if limit else self._max_steps
+        return n_sub, limit
+
+    def _set_steps(self, ids, steps):
+        rows = self.engine.params          # in place: the kernels read these rows (P_NSUB)
+        for i, (n_sub, limit) in zip(ids.tolist(), steps):
+            rows[i, 0] = n_sub
+            self.engine.set_max_episode_steps(np.array([i], np.int64), limit)
+
     def configure_envs(self, ids, kwargs):
-        kw = merge_kwargs(self.env_id, self._mod, kwargs)
-        if kw != self.kwargs:
-            raise ValueError(f"{self.env_id}: per-env kwargs are not supported yet")
+        """Give envs ``ids`` the complete kwargs ``kwargs``: their n_sub_steps from their next
+        step, their time limit from their next step (as set_max_episode_steps)."""
+        kw = self._env_kwargs(self.env_id, self._mod, self.kwargs, kwargs)
+        ids = np.asarray(ids, np.int64)
+        self._set_steps(ids, [self._steps(kw)] * len(ids))
 
     def set_max_episode_steps(self, ids, limit):
         self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))

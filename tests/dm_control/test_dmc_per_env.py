@@ -1,0 +1,103 @@
+"""Per-env kwargs of dm_control pools (time_limit, environment_kwargs): env_kwargs, set_attr
+and populations, each env equal to suite.load with its own kwargs (np.array_equal)."""
+import os
+
+import numpy as np
+import pytest
+
+import cypool
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+suite = pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
+
+ID = "dm_control/cartpole-swingup-v0"
+BASE = 0.1
+KWS = [{}, {"time_limit": 0.05}, {"environment_kwargs": {"n_sub_steps": 3}},
+       {"time_limit": 0.08, "environment_kwargs": {"control_timestep": 0.02}}]
+
+
+def _ref(seed, kw):
+    return suite.load("cartpole", "swingup",
+                      task_kwargs={"random": seed, "time_limit": kw.get("time_limit", BASE)},
+                      environment_kwargs=kw.get("environment_kwargs"))
+
+
+def _compare(env, refs, seed, steps, where):
+    """Step the pool (next_step autoreset) and dm_control Environments alike; returns the
+    number of episode ends."""
+    obs, _ = env.reset(seed=seed)
+    ts = [r.reset() for r in refs]
+    rng = np.random.default_rng(seed)
+    ends = 0
+    for t in range(steps + 1):
+        for i, x in enumerate(ts):
+            for k, v in x.observation.items():
+                assert np.array_equal(obs[k][i], v), (where, t, i, k)
+        if t == steps:
+            return ends
+        a = rng.uniform(-1, 1, (len(refs), 1))
+        obs, rew, term, trunc, _ = env.step(a)
+        for i, r in enumerate(refs):
+            if ts[i].last():                     # cypool's next_step reset: reward 0
+                ts[i] = r.reset()
+                assert rew[i] == 0 and not term[i] and not trunc[i], (where, t, i)
+                continue
+            ts[i] = r.step(a[i])
+            assert rew[i] == ts[i].reward, (where, t, i)
+            assert trunc[i] == ts[i].last() and not term[i], (where, t, i)
+            ends += int(ts[i].last())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_env_kwargs_give_each_env_its_own_limit_and_substeps(threads):
+    env = cypool.make_vec(ID, 4, num_threads=threads, time_limit=BASE, env_kwargs=KWS)
+    assert env.get_attr("time_limit") == (BASE, 0.05, BASE, 0.08)
+    ends = _compare(env, [_ref(7 + i, kw) for i, kw in enumerate(KWS)], 7, 40, "env_kwargs")
+    assert ends >= 8
+    env.close()
+
+
+def test_set_attr_changes_the_limit_from_the_next_episode():
+    env = cypool.make_vec(ID, 2, num_threads=1, time_limit=BASE)
+    env.reset(seed=3)
+    env.step(np.zeros((2, 1)))
+    env.set_attr("time_limit", [BASE, 0.04])
+    env.set_attr("environment_kwargs", [{"n_sub_steps": 2}, None])
+    assert env.get_attr("time_limit") == (BASE, 0.04)
+    kws = [{"environment_kwargs": {"n_sub_steps": 2}}, {"time_limit": 0.04}]
+    assert _compare(env, [_ref(3 + i, kw) for i, kw in enumerate(kws)], 3, 30, "set_attr") >= 4
+    env.close()
+
+
+def test_a_population_with_member_time_limits_equals_a_pool_with_env_kwargs():
+    members = [{"time_limit": 0.05}, {"time_limit": 0.08}]
+    pop = cypool.make_population(ID, 2, 2, member_kwargs=members, seed_mode="parity",
+                                 num_threads=1, time_limit=BASE)
+    flat = cypool.make_vec(ID, 4, num_threads=1, time_limit=BASE,
+                           env_kwargs=[members[0]] * 2 + [members[1]] * 2)
+    o_p, _ = pop.reset(seed=11)
+    o_f, _ = flat.reset(seed=11)
+    rng = np.random.default_rng(0)
+    for t in range(25):
+        for k in o_f:
+            assert np.array_equal(np.asarray(o_p[k]).reshape(o_f[k].shape), o_f[k]), (t, k)
+        a = rng.uniform(-1, 1, (4, 1))
+        r_p = pop.step(a.reshape(2, 2, 1))
+        r_f = flat.step(a)
+        o_p, o_f = r_p[0], r_f[0]
+        for x, y in zip(r_p[1:4], r_f[1:4]):
+            assert np.array_equal(np.asarray(x).reshape(-1), y), t
+    pop.close(), flat.close()
+
+
+def test_pool_wide_kwargs_may_not_differ():
+    with pytest.raises(ValueError, match="flatten_obs is a per-pool setting"):
+        cypool.make_vec(ID, 2, env_kwargs=[{}, {"flatten_obs": True}])
+    env = cypool.make_vec(ID, 2, num_threads=1)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="per-pool setting"):
+        env.set_attr("flatten_obs", [False, True])
+    with pytest.raises(ValueError, match="time_limit must be > 0"):
+        env.set_attr("time_limit", [BASE, -1.0])
+    assert env.get_attr("time_limit") == (1000 * 0.01, 1000 * 0.01)   # nothing changed
+    env.close()
