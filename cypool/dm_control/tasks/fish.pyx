@@ -17,7 +17,7 @@ from cypool.dm_control._config import (sigmoid_scale, joint_qpos, body_id,
 cdef enum:
     P_ROOT = P_FIRST, P_TORSO, P_SCALE, P_JOINTS, P_SWIM = P_JOINTS + 7, P_TARGET, P_MOUTH, \
         P_RADII, P_MODEL, P_MODEL_NOACT, P_GEOM_POS, P_GEOM_POS_NOACT, P_TARGET0, \
-        P_XMAT_OFF = P_TARGET0 + 3, NPARAM
+        NPARAM = P_TARGET0 + 3
 
 # task state after the Gaussian cache (swim): the target's position, drawn (0, 0, 0: not yet)
 cdef enum:
@@ -53,17 +53,6 @@ def configure(model, task):
         p[P_RADII] = float(model.geom_size[[mouth, target], 0].sum())
         for k in range(3):
             p[P_TARGET0 + k] = float(model.geom_pos[target, k])
-        # mjData.geom_xmat, which cypool's mjData declaration lacks: its offset from geom_xpos
-        # in the data buffer (mj_makeData lays a model's arrays out the same way every time)
-        import mujoco
-        offs = set()
-        for _ in range(2):
-            data = mujoco.MjData(model)
-            offs.add(data.geom_xmat.ctypes.data - data.geom_xpos.ctypes.data)
-        off, = offs
-        if off % 8:
-            raise ValueError("fish: geom_xmat is not float64-aligned to geom_xpos")
-        p[P_XMAT_OFF] = off // 8
         layout.insert(2, ("target", (3,)))
     return p, layout, []
 
@@ -99,7 +88,7 @@ cdef void _mouth_to_target(MjEnv* e, double* out) noexcept nogil:
     cdef double v[3]
     for k in range(3):
         v[k] = e.d.geom_xpos[3 * t + k] - e.d.geom_xpos[3 * m + k]
-    vec3_dot_mat3(&MM, v, e.d.geom_xpos + <Py_ssize_t> p[P_XMAT_OFF] + 9 * m, out)
+    vec3_dot_mat3(&MM, v, e.d.geom_xmat + 9 * m, out)
 
 
 cdef void _obs(MjEnv* e) noexcept nogil:

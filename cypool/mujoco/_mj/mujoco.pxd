@@ -71,6 +71,7 @@ cdef extern from "mujoco/mujoco.h" nogil:
         mjtNum* xmat                 # Cartesian orientation of body frame      (nbody x 9)
         mjtNum* site_xmat            # Cartesian site orientation               (nsite x 9)
         mjtNum* geom_xpos            # Cartesian geom position                  (ngeom x 3)
+        mjtNum* geom_xmat            # Cartesian geom orientation               (ngeom x 9)
         mjtNum* xipos                # Cartesian position of body com           (nbody x 3)
         mjtNum* site_xpos            # Cartesian site position                  (nsite x 3)
         mjtNum* light_xpos           # Cartesian light position                 (nlight x 3)
