@@ -54,11 +54,14 @@ KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False,
           "from_pixels": False, "pixels_only": True, "channels_first": False, "width": None,
           "height": None, "camera_id": None, "render_kwargs": None}
 RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
-# tasks whose per-episode target lives in the env's task state, not in the pool's shared
-# model, and whose kernels do not draw it into the env's data (cypool/dm_control/tasks; the
-# reacher, finger and swimmer kernels do): the frames would draw the target where the XML
-# puts it. manipulator's target is a body (its pose, geoms and sites would be recomputed)
-NO_PIXELS = {"manipulator": None}
+# tasks whose frames the renderer (which draws the pool's shared model with each env's data)
+# cannot draw as dm_control does: manipulator's per-episode target is a body kept in the
+# task state (its pose, geoms and sites would be recomputed), and insert's receptacle is
+# drawn at the shared model's place; quadruped escape's terrain is a heightfield uploaded to
+# each GL context from the shared model. The other tasks with a model per env (fish swim,
+# lqr, point_mass hard) differ per env only in what the env's data already carries (poses)
+# or what is not drawn (stiffnesses, gains): their frames are dm_control's
+NO_PIXELS = {"manipulator": None, "quadruped": ("escape",)}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
 TASK_STATE = 9          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
@@ -276,7 +279,7 @@ class DmcFamily:
         # the render settings are checked whether or not this pool renders (before any env)
         width, height, camera_id = render_setup(env_id, model, kw)
         self.pixels = bool(kw["from_pixels"])
-        drawable = not env_models and not (domain in NO_PIXELS and (
+        drawable = not (domain in NO_PIXELS and (
             NO_PIXELS[domain] is None or task in NO_PIXELS[domain]))
         if self.pixels and not drawable:
             raise ValueError(f"{env_id}: from_pixels is not supported for this task yet: its "

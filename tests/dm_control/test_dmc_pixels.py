@@ -43,6 +43,12 @@ CASES = [  # (task, camera_id, threads, seed): free and fixed cameras, by index 
     ("finger-turn_easy", 1, 1, 2),
     ("swimmer-swimmer6", -1, 2, 3),
     ("swimmer-swimmer15", 0, 1, 1),
+    # a model per env: the env's own target position (fish), stiffnesses and gains (not
+    # drawn) in its model, its poses in its data
+    ("fish-swim", -1, 2, 4),
+    ("fish-swim", 0, 1, 9),
+    ("lqr-lqr_2_1", 0, 2, 3),
+    ("point_mass-hard", -1, 1, 2),
 ]
 
 
@@ -166,10 +172,11 @@ def test_bad_render_types():
         cypool.make_vec("dm_control/cartpole-swingup-v0", 1, render_kwargs=[1])
 
 
-@pytest.mark.parametrize("name", ["manipulator-bring_ball"])
+@pytest.mark.parametrize("name", ["manipulator-bring_ball", "manipulator-insert_peg",
+                                  "quadruped-escape"])
 def test_tasks_with_per_env_targets_refuse_pixels(name):
-    """A per-episode target kept per env outside the shared model and not drawn into the
-    env's data: refused, never drawn at the XML's place."""
+    """A per-episode target or terrain the renderer cannot draw as dm_control does (kept per
+    env outside the shared model the renderer draws): refused, never drawn wrongly."""
     with pytest.raises(ValueError, match="not supported for this task"):
         cypool.make_vec(f"dm_control/{name}-v0", 1, from_pixels=True)
     with pytest.raises(ValueError, match="not offered"):
