@@ -1,8 +1,9 @@
 """cypool.envpool against the installed EnvPool 1.2.5: the same API (spaces, config, shapes,
 dtypes, info keys, seeding, env_id rows, async batches, episode ends), MuJoCo numbers equal
 to gymnasium's, and an EnvPool-era script that runs unchanged but for its import."""
-import os
+import sys
 import textwrap
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -11,25 +12,17 @@ import pytest
 import cypool.envpool as cep
 from cypool.mujoco import envpool_names
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _envpool_ref import real_envpool  # noqa: E402
+
 IDS = ["Pong-v5", "Breakout-v5", "Hopper-v5", "Ant-v5"]
 # EnvPool's MuJoCo -v4 ids (gymnasium's v4 classes) and its older ids served as one of them
 V4_IDS = sorted(envpool_names.V4_ONLY) + sorted(a for m in envpool_names.ALIASES.values()
                                                   for a in m)
-# EnvPool's import pulls in matplotlib, whose C++ exceptions abort a process with libasan
-# preloaded (tools/sanitize.sh): under the ASan run, the comparisons with the real EnvPool are
-# left to the normal run and only cypool.envpool's own tests run.
-UNDER_ASAN = os.environ.get("CYPOOL_SANITIZER") == "asan"
-
-
-def _envpool():
-    if UNDER_ASAN:
-        pytest.skip("EnvPool's import aborts under preloaded libasan; compared in the normal run")
-    import envpool
-    return envpool
 
 
 def test_mirrors_the_installed_envpool():
-    assert _envpool().__version__ == cep.ENVPOOL_API_VERSION
+    assert real_envpool().__version__ == cep.ENVPOOL_API_VERSION
 
 
 def _zeros(env, n):
@@ -39,7 +32,7 @@ def _zeros(env, n):
 @pytest.mark.parametrize("task", IDS + V4_IDS)
 def test_the_same_api_as_envpool(task):
     kw = dict(num_envs=3)
-    ours, theirs = cep.make_gymnasium(task, **kw), _envpool().make_gymnasium(task, **kw)
+    ours, theirs = cep.make_gymnasium(task, **kw), real_envpool().make_gymnasium(task, **kw)
     try:
         assert isinstance(ours, gym.Env) and isinstance(ours, gym.vector.VectorEnv)
         assert ours.observation_space == theirs.observation_space
@@ -80,7 +73,7 @@ def test_the_same_api_as_envpool(task):
                          + V4_IDS)
 def test_every_option_and_default_of_envpools_spec(task):
     mine = cep.make_spec(task).config._asdict()
-    real = _envpool().make_spec(task).config._asdict()
+    real = real_envpool().make_spec(task).config._asdict()
     assert set(real) <= set(mine)
     # reward_threshold: gymnasium's registered one (EnvPool has its own for some tasks)
     skip = ("base_path", "reward_threshold")
@@ -152,7 +145,7 @@ def test_v4_numbers_are_gymnasiums_v4(task, ref_id, ref_kwargs):
 
 def test_v4_era_ids_without_an_exact_env_are_refused_with_the_id_to_use():
     listed = cep.list_all_envs()
-    real = _envpool().list_all_envs()
+    real = real_envpool().list_all_envs()
     for task, use in (("Pusher-v4", "Pusher-v5"), ("Pusher-v2", "Pusher-v5"),
                       ("Humanoid-v3", "Humanoid-v4")):
         assert task in real and task not in listed
@@ -283,10 +276,9 @@ def test_old_cleanrl_assignments_are_accepted():
 @pytest.mark.parametrize("import_line", ["import cypool.envpool as envpool", "import envpool"])
 def test_an_envpool_script_runs_unchanged_but_for_its_import(import_line, tmp_path):
     import subprocess
-    import sys
 
     if import_line == "import envpool":
-        _envpool()                   # the script's child process inherits the preloaded libasan
+        real_envpool()               # the script's child process inherits the preloaded libasan
 
     path = tmp_path / "script.py"
     path.write_text(SCRIPT.format(import_line=import_line))
