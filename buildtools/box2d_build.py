@@ -10,9 +10,13 @@ Where the source comes from, first match wins:
 
 1. ``CYPOOL_BOX2D_SOURCE``: the sdist tarball (its sha256 must match the pin).
 2. ``box2d-py-2.3.8.tar.gz`` in the cache directory.
-3. ``pip download --no-deps --no-binary :all: box2d-py==2.3.8`` from the package index pip is
-   configured with, checked against the pinned sha256 and kept in the cache.
-   ``CYPOOL_BOX2D_NO_DOWNLOAD=1`` turns this step into an error, for offline builds.
+3. A download of the sdist from PyPI's pinned URL (as ALE's), or where that fails,
+   ``pip download --no-deps --no-binary :all: box2d-py==2.3.8`` from the package index pip is
+   configured with (a mirror); either is checked against the pinned sha256 and kept in the
+   cache. ``CYPOOL_BOX2D_NO_DOWNLOAD=1`` turns this step into an error, for offline builds.
+   Inside pip's isolated build environment the build's own ``sys.executable`` cannot import
+   pip (the overlay hides the installing environment's packages), so pip runs without that
+   overlay.
 
 The cache directory is ``$CYPOOL_CACHE_DIR/box2d-2.3.8`` (default
 ``~/.cache/cypool/box2d-2.3.8``); its ``install/`` holds ``include/Box2D/...`` and
@@ -42,12 +46,15 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 BOX2D_PY_VERSION = "2.3.8"
 SDIST_NAME = f"box2d-py-{BOX2D_PY_VERSION}.tar.gz"
 SDIST_SHA256 = "bdacfbbc56079bb317548efe49d3d5a86646885cc27f4a2ee97e4b2960921ab7"
+SDIST_URL = ("https://files.pythonhosted.org/packages/98/c2/"
+             "ab05b5329dc4416b5ee5530f0625a79c394a3e3c10abe0812b9345256451/" + SDIST_NAME)
 CXXFLAGS = ("-O3", "-fwrapv", "-fPIC", "-ffp-contract=off", "-std=gnu++14")
 STAMP_NAME = "cypool-box2d-build.json"
 
@@ -137,6 +144,34 @@ def _check_sdist(path):
                               f"{actual}, expected {SDIST_SHA256}")
 
 
+def _download_url(dest, verbose):
+    """The sdist from its pinned PyPI URL into dest: '' or what went wrong."""
+    _log(verbose, f"downloading {SDIST_URL}")
+    try:
+        with urllib.request.urlopen(SDIST_URL, timeout=60) as response, \
+                open(dest, "wb") as f:
+            shutil.copyfileobj(response, f)
+    except OSError as exc:
+        dest.unlink(missing_ok=True)
+        return f"{SDIST_URL}: {exc}"
+    return ""
+
+
+def _download_pip(folder, verbose):
+    """The sdist with ``pip download`` (pip's configured index) into folder: '' or what went
+    wrong. PYTHONPATH and PYTHONNOUSERSITE are pip's isolated-build overlay: without them
+    the interpreter sees its own environment's pip again."""
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+           f"box2d-py=={BOX2D_PY_VERSION}", "-d", str(folder)]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE")}
+    _log(verbose, " ".join(cmd))
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+    if result.returncode != 0 or not (folder / SDIST_NAME).is_file():
+        return f"pip download: {result.stdout[-2000:].strip()}"
+    return ""
+
+
 def _fetch(cache, verbose):
     given = os.environ.get("CYPOOL_BOX2D_SOURCE")
     if given:
@@ -155,16 +190,14 @@ def _fetch(cache, verbose):
             f"Box2D source needed but downloads are disabled (CYPOOL_BOX2D_NO_DOWNLOAD). Put "
             f"{SDIST_NAME} in {cache}, or point CYPOOL_BOX2D_SOURCE at it.")
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               f"box2d-py=={BOX2D_PY_VERSION}", "-d", tmp]
-        _log(verbose, " ".join(cmd))
-        result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
         got = Path(tmp) / SDIST_NAME
-        if result.returncode != 0 or not got.is_file():
+        failures = [_download_url(got, verbose)]
+        if failures[0]:
+            failures.append(_download_pip(Path(tmp), verbose))
+        if failures[-1]:
             raise Box2DBuildError(
-                f"could not download the box2d-py {BOX2D_PY_VERSION} sdist with pip "
-                f"({result.stdout[-2000:]}). Get {SDIST_NAME} by other means and set "
+                f"could not download the box2d-py {BOX2D_PY_VERSION} sdist "
+                f"({'; '.join(failures)}). Get {SDIST_NAME} by other means and set "
                 f"CYPOOL_BOX2D_SOURCE to it, or put it in {cache}.")
         _check_sdist(got)
         os.replace(got, tarball)

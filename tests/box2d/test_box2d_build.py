@@ -53,3 +53,47 @@ def test_no_download_when_downloads_are_off(tmp_path, monkeypatch):
     monkeypatch.setenv("CYPOOL_BOX2D_NO_DOWNLOAD", "1")
     with pytest.raises(bb.Box2DBuildError, match="CYPOOL_BOX2D_NO_DOWNLOAD"):
         bb.ensure_box2d(verbose=False)
+
+
+# pip's isolated build environment (pip/_internal/build_env.py): PYTHONPATH names an overlay
+# whose sitecustomize.py drops the installing environment's site-packages from sys.path, so
+# the build's interpreter cannot import pip. A cold cache on a fresh machine downloads from
+# inside it: `pip install .` failed there with "No module named pip" when the download was
+# `python -m pip download` alone.
+_OVERLAY = """import site, sys
+drop = set(site.getsitepackages() + [site.getusersitepackages()])
+sys.path[:] = [p for p in sys.path if p not in drop]
+"""
+_FETCH = """import sys
+sys.path.insert(0, {root!r})
+from pathlib import Path
+from buildtools import box2d_build as bb
+try:
+    import pip  # noqa: F401
+    sys.exit("the overlay did not hide pip")
+except ImportError:
+    pass
+if {route!r} == "pip":
+    err = bb._download_pip(Path({dest!r}), True)
+else:
+    err = bb._download_url(Path({dest!r}) / bb.SDIST_NAME, True)
+sys.exit(err or 0)
+"""
+
+
+@pytest.mark.parametrize("route", ["url", "pip"])
+def test_the_sdist_downloads_inside_an_isolated_build(tmp_path, route):
+    """Each download route, from an interpreter that cannot import pip (needs PyPI)."""
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "sitecustomize.py").write_text(_OVERLAY)
+    dest = tmp_path / "dl"
+    dest.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(overlay), "PYTHONNOUSERSITE": "1",
+           "HOME": str(Path.home())}
+    code = _FETCH.format(root=str(Path(__file__).resolve().parents[2]), route=route,
+                         dest=str(dest))
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    bb._check_sdist(dest / bb.SDIST_NAME)      # the pinned sha256
