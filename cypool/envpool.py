@@ -54,6 +54,7 @@ from __future__ import annotations
 import collections
 import difflib
 import warnings
+import weakref
 
 import numpy as np
 import gymnasium as gym
@@ -590,5 +591,40 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         from cypool.xla import make_xla
         return make_xla(self, envpool=True)
 
+    def native_port(self) -> "EnvPoolPort":
+        """This env as ``cypool.xla``'s handler sees it: see :class:`EnvPoolPort`."""
+        return EnvPoolPort(self)
+
     def close(self, **kwargs):
         self.pool.close()
+
+
+class EnvPoolPort:
+    """What ``cypool.xla`` uses of an :class:`EnvPoolEnv` beyond its public API: its open
+    check (naming EnvPool's id) and its result types. Holds the env weakly."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, env: EnvPoolEnv):
+        self._ref = weakref.ref(env)
+
+    def env(self) -> EnvPoolEnv | None:
+        """The env, or None once it was garbage-collected."""
+        return self._ref()
+
+    def _live(self) -> EnvPoolEnv:
+        env = self._ref()
+        if env is None:
+            raise ReferenceError("cypool: the env behind this port was garbage-collected")
+        return env
+
+    def check_open(self) -> None:
+        self._live()._check_open()
+
+    @property
+    def reward_dtype(self):
+        return self._live()._names.reward_dtype
+
+    def info(self, ids) -> dict:
+        """EnvPool's info dict for the rows ``ids`` (every key, no masks)."""
+        return self._live()._info({}, ids)

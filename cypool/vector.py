@@ -679,6 +679,11 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         from cypool.xla import make_xla
         return make_xla(self)
 
+    def native_port(self) -> "NativePort":
+        """This env as code that steps it outside :meth:`step` sees it (``cypool.xla``'s
+        handler): see :class:`NativePort`."""
+        return NativePort(self)
+
     def episode_statistics(self, copy: bool = True):
         """Per-env episode statistics kept by the native loop: the running return and length,
         the last finished episode's return and length, finished episodes and env steps.
@@ -689,6 +694,81 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
         return {k: v.copy() if copy else _read_only(v) for k, v in out.items()}
+
+
+class NativePort:
+    """What native code that runs a :class:`VectorEnv`'s step outside ``step()``
+    (``cypool.xla``) uses of the env: its engine, family and result layout, ``step()``'s
+    checks and lock, and its result assembly. It holds the env weakly and reads it at each
+    call (a fork child's env gets a new lock). This class, beside VectorEnv, is the only code
+    outside it that reads its fields: a change inside VectorEnv shows up here."""
+
+    __slots__ = ("_ref",)
+
+    def __init__(self, env: VectorEnv):
+        self._ref = weakref.ref(env)
+
+    def env(self) -> VectorEnv | None:
+        """The env, or None once it was garbage-collected."""
+        return self._ref()
+
+    def _live(self) -> VectorEnv:
+        env = self._ref()
+        if env is None:
+            raise ReferenceError("cypool: the env behind this port was garbage-collected")
+        return env
+
+    @property
+    def engine(self):
+        return self._live()._engine
+
+    @property
+    def family(self):
+        return self._live()._family
+
+    @property
+    def info_layout(self) -> list:
+        """(key, column, width, dtype, on_step, on_reset) of each info key (the Pool's)."""
+        return self._live()._layout
+
+    @property
+    def obs_structure(self):
+        """None for one observation array, else ("tuple", names) or ("dict", {key: name})."""
+        return self._live()._obs_structure
+
+    @property
+    def in_flight(self) -> np.ndarray:
+        """The Pool's per-env flags of envs sent and not yet received (a bool array)."""
+        return self._live()._in_flight
+
+    @property
+    def lock(self):
+        """The lock ``step()`` holds while it runs."""
+        return self._live()._lock
+
+    def steppable(self) -> bool:
+        """Alive, open and reset: ``step()``'s checks would pass (nothing is raised)."""
+        env = self._ref()
+        return env is not None and not env._closed and env._has_reset
+
+    def check_open(self) -> None:
+        self._live()._check_open()
+
+    def check_ready_to_step(self) -> None:
+        """``step()``'s checks: open (ClosedEnvError) and reset (RuntimeError)."""
+        self._live()._check_ready_to_step()
+
+    def check_failures(self) -> None:
+        """The EngineError ``step()`` raises for the envs whose last op failed, if any."""
+        self._live()._check_failures()
+
+    def obs(self, outputs, fn):
+        """The observation ``step()`` assembles from the engine's outputs, through ``fn``."""
+        return self._live()._obs(outputs, fn)
+
+    def info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
+        """The info dict ``step()`` builds from info kinds and rows."""
+        return self._live()._info_dict(kinds, mat, ids)
 
 
 def map_obs(obs, fn):

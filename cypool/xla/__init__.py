@@ -78,60 +78,50 @@ def _spec(a):
 
 
 # ---------------------------------------------------------------- what one env reports
-def _vector_template(env):
-    """(obs, reward, terminated, truncated, info) of one batch as zero arrays of the dtypes
-    the Python path returns, info with every key it can hold. Reads no env state."""
-    e, b = env._engine, env.batch_size
-    obs = env._obs(e.outputs, lambda a: np.zeros((b,) + a.shape[1:], a.dtype))
+def _vector_template(port, b):
+    """(obs, reward, terminated, truncated, info) of a batch of ``b`` as zero arrays of the
+    dtypes the Python path returns, info with every key it can hold. Reads no env state."""
+    e = port.engine
+    obs = port.obs(e.outputs, lambda a: np.zeros((b,) + a.shape[1:], a.dtype))
     info = {}
     mat = np.zeros((b,) + e.info.shape[1:], e.info.dtype)
     for kind in (_INFO_STEP, _INFO_RESET):
-        d = env._info_dict(np.full(b, kind, np.uint8), mat, np.arange(b, dtype=np.int64))
+        d = port.info_dict(np.full(b, kind, np.uint8), mat, np.arange(b, dtype=np.int64))
         for k, v in d.items():
             v = np.asarray(v)
             if k in info and info[k].dtype != v.dtype:  # typed by its first reporter
                 v = v.astype(np.result_type(info[k].dtype, v.dtype))
             info[k] = np.zeros_like(v)
-    _optional_keys(env, info, b)
+    w = getattr(e, "warnings", None)       # a key only some calls report (MuJoCo's)
+    if w is not None:
+        info["mujoco_warnings"] = np.zeros(b, np.asarray(w).dtype)
+        info["_mujoco_warnings"] = np.zeros(b, np.bool_)
     info["env_id"] = np.zeros(b, np.int32)
     info["_env_id"] = np.zeros(b, np.bool_)
     return (obs, np.zeros(b, e.reward.dtype), np.zeros(b, np.bool_), np.zeros(b, np.bool_),
             info)
 
 
-def _optional_keys(env_or_pool, info, b, masks=True):
-    """Keys only some calls report (MuJoCo's warning counts)."""
-    e = env_or_pool._engine
-    w = getattr(e, "warnings", None)
-    if w is not None:
-        info["mujoco_warnings"] = np.zeros(b, np.asarray(w).dtype)
-        if masks:
-            info["_mujoco_warnings"] = np.zeros(b, np.bool_)
-
-
-def _envpool_template(env):
+def _envpool_template(env, port):
     """The same for a cypool.envpool env: EnvPool's info (every key on every call, no
     masks)."""
     b = env.batch_size
-    ids = np.arange(b, dtype=np.int64)
     osp = env.single_observation_space
     obs = np.zeros((b,) + osp.shape, osp.dtype)
-    rdt = np.float32 if env._names is None else env._names.reward_dtype
-    info = env._info({}, ids)
+    info = port.info(np.arange(b, dtype=np.int64))
     info = {k: (np.zeros_like(v) if not isinstance(v, dict) else
                 {kk: np.zeros_like(vv) for kk, vv in v.items()}) for k, v in info.items()}
-    if env._names is None:
-        _optional_keys(env.pool, info, b, masks=False)
-    return obs, np.zeros(b, rdt), np.zeros(b, np.bool_), np.zeros(b, np.bool_), info
+    return (obs, np.zeros(b, port.reward_dtype), np.zeros(b, np.bool_), np.zeros(b, np.bool_),
+            info)
 
 
 class _Adapter:
     """One xla() call's view of its env: the result layout and the calls the handler runs.
-    Holds the env weakly: a handle outliving its env raises instead of stepping freed
-    memory."""
+    Holds the env weakly (through its port): a handle outliving its env raises instead of
+    stepping freed memory."""
 
-    def __init__(self, env, template, envpool, canon=None):
-        self._env = weakref.ref(env)
+    def __init__(self, env, port, template, envpool, canon=None):
+        self.port = port
         self.name = getattr(env, "env_id", None) or getattr(env, "task_id", "env")
         self.envpool = envpool
         self.num_envs = env.num_envs
@@ -143,7 +133,8 @@ class _Adapter:
         self.zeros = {p: v for p, v in flat}
         self.names = ["/".join(map(str, p)) for p in self.paths]
         self.last_error = None
-        self.native, roles = (None, None) if envpool else _native_step(env, self.paths, canon)
+        self.native, roles = (None, None) if envpool else \
+            _native_step(env, port, self.paths, canon)
         if self.native is not None:
             self.native_addr = self.native.address
             self.py_rows = [k for k, r in enumerate(roles) if r == 0]     # ROLE_PY
@@ -153,15 +144,17 @@ class _Adapter:
     def begin(self):
         """With the GIL, before the engine steps: VectorEnv.step's checks, under its lock
         (kept until end())."""
-        env = self.env()
-        env._lock.acquire()
+        self.env()
+        port = self.port
+        lock = port.lock
+        lock.acquire()
         try:
-            env._check_ready_to_step()
-            if env._in_flight.any():
+            port.check_ready_to_step()
+            if port.in_flight.any():
                 raise ValueError("cypool: step() while results of send() are waiting; call "
                                  "recv() first")
         except BaseException:
-            env._lock.release()
+            lock.release()
             raise
         return self.native_begin
 
@@ -169,12 +162,14 @@ class _Adapter:
         """After the native step: the info keys computed in Python, or the Python path's
         error for a failed status; releases the lock."""
         from cypool.xla import _native as nat
-        env = self.env()
+        self.env()
+        port = self.port
+        lock = port.lock
         try:
             if status == nat.NATIVE_OK:
                 if self.py_rows:
-                    e = env._engine
-                    info = env._info_dict(e.info_kind_arr, e.info, None)
+                    e = port.engine
+                    info = port.info_dict(e.info_kind_arr, e.info, None)
                     extra = set(info) - {p[1] for p in self.paths if p[0] == 4}
                     if extra:
                         raise XlaCallError(f"cypool: the result holds info keys "
@@ -185,20 +180,20 @@ class _Adapter:
                          [self.names[k] for k in self.py_rows])
                 return
             if status == nat.NATIVE_BAD_ACTION and args:
-                env._family.load_actions(args[0], None)     # raises the Python path's error
+                port.family.load_actions(args[0], None)     # raises the Python path's error
                 raise XlaCallError("cypool: the native step refused an action batch that "
                                    "load_actions accepts")
             if status == nat.NATIVE_FAILED:
-                env._check_failures()                       # raises EngineError
+                port.check_failures()                       # raises EngineError
             if status == nat.NATIVE_NO_STREAM:
                 raise RuntimeError("cypool: call reset() (or async_reset()) before stepping")
             raise XlaCallError(f"cypool: the native step failed with status {status} (its "
                                "buffers do not match what xla() declared)")
         finally:
-            env._lock.release()
+            lock.release()
 
     def env(self):
-        env = self._env()
+        env = self.port.env()
         if env is None:
             raise XlaCallError(f"cypool: the {self.name} env behind this xla() handle was "
                                "garbage-collected")
@@ -206,8 +201,8 @@ class _Adapter:
 
     def check_open(self):
         """At trace time: the env is alive and open (ClosedEnvError otherwise)."""
-        env = self.env()
-        (env.pool._check_open if self.envpool else env._check_open)()
+        self.env()
+        self.port.check_open()
 
     def call(self, op, args, res):
         env = self.env()
@@ -244,7 +239,7 @@ def _family_module(fam):
     return getattr(getattr(hook, "func", hook), "__module__", None) or ""
 
 
-def _native_step(env, paths, canon=None):
+def _native_step(env, port, paths, canon=None):
     """A cypool.xla._native.NativeStep for env, or None where only the Python route is
     exact: async mode, autoreset other than next_step, Tuple/Dict observations, MultiDiscrete
     actions, Box actions outside MuJoCo (classic control's Box envs validate more in
@@ -253,9 +248,9 @@ def _native_step(env, paths, canon=None):
         from cypool.xla import _native
     except ImportError:                 # not built (a source checkout without build_ext)
         return None, None
-    e, fam = env._engine, env._family
+    e, fam = port.engine, port.family
     mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
-    if env.is_async or "next" not in mode or env._obs_structure is not None:
+    if env.is_async or "next" not in mode or port.obs_structure is not None:
         return None, None
     actions = getattr(e, "actions", None)
     if not isinstance(actions, np.ndarray) or not actions.flags.c_contiguous:
@@ -286,7 +281,7 @@ def _native_step(env, paths, canon=None):
     atari = module.startswith("cypool.atari")
     native_info = mujoco or atari or isinstance(fam, SpecFamily)
     layout = {k: (col, w, dt, on_step, on_reset)
-              for k, col, w, dt, on_step, on_reset in env._layout}
+              for k, col, w, dt, on_step, on_reset in port.info_layout}
     refine = {}
     if atari and "game_length" in layout:
         refine = {"_game_length": layout["game_length"][0],
@@ -372,8 +367,9 @@ def make_xla(env, *, envpool: bool = False):
     from cypool.xla._build import load
     jax, target = load()
     jnp = jax.numpy
+    port = env.native_port()
+    port.check_open()
     if not envpool:
-        env._check_open()
         mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
         if "same" in mode:
             raise ValueError("cypool: xla() supports autoreset_mode 'next_step' and "
@@ -381,19 +377,18 @@ def make_xla(env, *, envpool: bool = False):
                              "cannot hold")
         if getattr(env.pool, "unit", 1) != 1:      # a population's whole-member queue items
             raise ValueError("cypool: xla() on a population's pool is not supported")
-        template = _vector_template(env)
+        template = _vector_template(port, env.batch_size)
     else:
-        env.pool._check_open()
-        template = _envpool_template(env)
-    adapter = _Adapter(env, template, envpool, jax.dtypes.canonicalize_dtype)
+        template = _envpool_template(env, port)
+    adapter = _Adapter(env, port, template, envpool, jax.dtypes.canonicalize_dtype)
     token = register(adapter)
     weakref.finalize(env, unregister, token)
     if adapter.native is not None and not adapter.py_rows:
         # every result in C: the handler's fast route steps it without a Python frame
         from cypool.xla import _native
         try:
-            _native.bind(token, adapter.native, env)
-        except ValueError:          # a façade without VectorEnv's attributes: Python route
+            _native.bind(token, adapter.native, port)
+        except ValueError:          # a port without a bool in-flight array: Python route
             pass
     space = env.single_action_space
 

@@ -28,7 +28,6 @@ cimport numpy as cnp
 
 from cypool._core._engine cimport Engine, OP_STEP, OP_RESET, INFO_STEP, INFO_RESET, cp_load
 
-import weakref
 
 import numpy as np
 
@@ -204,7 +203,7 @@ cdef class NativeStep:
     cdef const int64_t* warn_p    # MuJoCo's warning counts, or NULL
     # the fast call's view of the façade (bind()): the env (weakly), its lock's methods and
     # its in-flight flags
-    cdef object env_ref
+    cdef object port
     cdef object lock_acquire
     cdef object lock_release
     cdef object flight_keep
@@ -298,20 +297,18 @@ cdef class NativeStep:
     def address(self):
         return <Py_ssize_t> <void*> self
 
-    def bind(self, env):
-        """Let the fast call (_fast_call) do VectorEnv.step's checks itself: ``env`` (held
-        weakly) is the façade whose engine this steps; its lock and in-flight flags are
-        read directly."""
-        for name in ("_lock", "_in_flight", "_closed", "_has_reset"):
-            if not hasattr(env, name):
-                raise ValueError(f"cypool xla: the env has no {name}")
-        flight = env._in_flight
+    def bind(self, port):
+        """Let the fast call (_fast_call) do VectorEnv.step's checks itself: ``port`` is the
+        NativePort (vector.py) of the façade whose engine this steps, which holds it weakly;
+        its in-flight flags are read directly."""
+        flight = port.in_flight
         if not isinstance(flight, np.ndarray) or flight.dtype != np.bool_ or \
                 flight.shape != (self.engine.num_envs,) or not flight.flags.c_contiguous:
             raise ValueError("cypool xla: the env's in-flight flags are not a bool array")
-        self.env_ref = weakref.ref(env)
-        self.lock_acquire = env._lock.acquire
-        self.lock_release = env._lock.release
+        lock = port.lock
+        self.port = port
+        self.lock_acquire = lock.acquire
+        self.lock_release = lock.release
         self.flight_keep = flight
         self.flight_p = <const uint8_t*> cnp.PyArray_DATA(flight)
 
@@ -327,12 +324,9 @@ cdef class NativeStep:
         cdef bint keep = False
         if self.flight_p == NULL:
             return FAST_SLOW
-        env = self.env_ref()
-        if env is None:
-            return FAST_SLOW
         self.lock_acquire()
         try:
-            if env._closed or not env._has_reset:
+            if not self.port.steppable():
                 return FAST_SLOW
             for i in range(self.engine.num_envs):
                 if self.flight_p[i]:
@@ -455,8 +449,8 @@ cdef int _native_step(void* obj, const void* act, int act_t, int64_t act_n, int 
 cdef dict _bound = {}
 
 
-def bind(token, NativeStep native, env):
-    native.bind(env)
+def bind(token, NativeStep native, port):
+    native.bind(port)
     _bound[token] = native
 
 
