@@ -13,10 +13,13 @@ import gymnasium
 HOPPER_XML = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
                           "hopper.xml")
 
-_new = ctypes.pythonapi.PyCapsule_New
+# pythonapi["name"] is a function object of this module's own: pythonapi.PyCapsule_New is one
+# shared object whose argtypes other libraries set too (a destructor type: "expected
+# CFunctionType instance" when one of them ran first in the process)
+_new = ctypes.pythonapi["PyCapsule_New"]
 _new.restype = ctypes.py_object
 _new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_ptr = ctypes.pythonapi.PyCapsule_GetPointer
+_ptr = ctypes.pythonapi["PyCapsule_GetPointer"]
 _ptr.restype = ctypes.c_void_p
 _ptr.argtypes = [ctypes.py_object, ctypes.c_char_p]
 NAME = b"cypool.MjTask"
