@@ -28,7 +28,6 @@ cimport numpy as cnp
 
 from cypool._core._engine cimport Engine, OP_STEP, OP_RESET, INFO_STEP, INFO_RESET, cp_load
 
-
 import numpy as np
 
 cnp.import_array()
@@ -201,8 +200,8 @@ cdef class NativeStep:
     cdef int64_t info_w
     cdef const uint8_t* kind_p    # which keys each row holds (INFO_STEP / INFO_RESET)
     cdef const int64_t* warn_p    # MuJoCo's warning counts, or NULL
-    # the fast call's view of the façade (bind()): the env (weakly), its lock's methods and
-    # its in-flight flags
+    # the fast call's view of the façade (bind()): its NativePort (which holds the env
+    # weakly), its lock's methods and its in-flight flags
     cdef object port
     cdef object lock_acquire
     cdef object lock_release
