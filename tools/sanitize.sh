@@ -92,18 +92,25 @@ if [ "$(cat "$WORK/flags.stamp" 2>/dev/null)" != "$ASAN_CFLAGS" ]; then
     rm -rf "$WORK/build"
     echo "$ASAN_CFLAGS" >"$WORK/flags.stamp"
 fi
-# The copy keeps the checkout's file times, and the work directory may hold extensions built
-# from another tree (another clone, an older commit): setuptools' "source newer than the .so"
-# test cannot see that. So the checksums of the sources of the last build are kept, and every
-# source that differs now is touched (rebuilt, with everything that depends on it); with no
-# record, everything is rebuilt.
+# The work directory may hold extensions built from another tree (another clone, an older
+# commit), and setuptools only compares file times, which a fresh clone makes all new. So the
+# checksums of the sources of the last build are kept: the committed sources (not the
+# generated .c/.cpp files, which embed the clone's and the venv's paths; they follow their
+# .pyx) and the toolchain (compiler, Python, numpy, Cython). Unchanged, an extension is kept:
+# every .so is dated back and every source that differs is touched (rebuilt, with everything
+# that depends on it). With no record or another toolchain, everything is rebuilt.
 sources() {
-    (cd "$SRC" && find cypool buildtools setup.py -type f \( -name '*.pyx' -o -name '*.pxd' \
-        -o -name '*.c' -o -name '*.cpp' -o -name '*.h' -o -name '*.hpp' -o -name '*.py' \) \
-        -print0 | sort -z | xargs -0 sha256sum)
+    (cd "$ROOT" && git ls-files -co --exclude-standard -- cypool buildtools setup.py |
+        grep -E '\.(pyx|pxd|c|cc|cpp|h|hpp|py)$' | sort | xargs -d '\n' sha256sum)
+}
+toolchain() {
+    gcc --version | head -1
+    "$PY" -c 'import sys, numpy, Cython; print(sys.version, numpy.__version__, Cython.__version__)'
 }
 sources >"$WORK/sources.new"
-if [ -f "$WORK/sources.built" ]; then
+toolchain >"$WORK/toolchain.new"
+if [ -f "$WORK/sources.built" ] && cmp -s "$WORK/toolchain.new" "$WORK/toolchain.built" 2>/dev/null; then
+    find "$SRC" -name '*.so' -exec touch -d "@$(( $(date +%s) - 5 ))" {} +
     { diff "$WORK/sources.built" "$WORK/sources.new" || true; } | awk '/^>/ {print $3}' |
         while read -r f; do
             touch "$SRC/$f"
@@ -119,6 +126,7 @@ fi
         || { tail -40 "$WORK/build.log"; echo "sanitize.sh: ASan build failed (log: $WORK/build.log)" >&2; exit 2; }
 )
 mv "$WORK/sources.new" "$WORK/sources.built"
+mv "$WORK/toolchain.new" "$WORK/toolchain.built"
 syms=$(nm -D "$SRC"/cypool/_core/_engine*.so)
 if ! grep -q __asan_init <<<"$syms"; then
     echo "sanitize.sh: $SRC/cypool/_core/_engine*.so is not instrumented" >&2
