@@ -54,14 +54,6 @@ KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False,
           "from_pixels": False, "pixels_only": True, "channels_first": False, "width": None,
           "height": None, "camera_id": None, "render_kwargs": None}
 RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
-# tasks whose frames the renderer (which draws the pool's shared model with each env's data)
-# cannot draw as dm_control does: manipulator's per-episode target is a body kept in the
-# task state (its pose, geoms and sites would be recomputed), and insert's receptacle is
-# drawn at the shared model's place; quadruped escape's terrain is a heightfield uploaded to
-# each GL context from the shared model. The other tasks with a model per env (fish swim,
-# lqr, point_mass hard) differ per env only in what the env's data already carries (poses)
-# or what is not drawn (stiffnesses, gains): their frames are dm_control's
-NO_PIXELS = {"manipulator": None, "quadruped": ("escape",)}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
 TASK_STATE = 9          # doubles of persistent state per env (_dmc.pxd: T_*); a module's
@@ -279,12 +271,6 @@ class DmcFamily:
         # the render settings are checked whether or not this pool renders (before any env)
         width, height, camera_id = render_setup(env_id, model, kw)
         self.pixels = bool(kw["from_pixels"])
-        drawable = not (domain in NO_PIXELS and (
-            NO_PIXELS[domain] is None or task in NO_PIXELS[domain]))
-        if self.pixels and not drawable:
-            raise ValueError(f"{env_id}: from_pixels is not supported for this task yet: its "
-                             "per-episode target or terrain is kept per env outside the shared "
-                             "model the renderer draws, so the frames would not be dm_control's")
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
                           + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
                           + (2 * model.nbuffer if env_models else 0)
@@ -314,8 +300,7 @@ class DmcFamily:
             self.engine.model_set(field, index, value)
         # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's
         # target, ...) keep a model per env: the module compiles them and names them in each
-        # env's parameter row. The engine renders its shared model, so these are not drawn
-        # (drawable above)
+        # env's parameter row. The engine draws each env with the model it last stepped with
         self.per_env_model = env_models
         self._env_models = None
         if env_models:
@@ -324,8 +309,15 @@ class DmcFamily:
             for col, values in columns.items():
                 rows[:, col] = values
             self.engine.set_params(rows)
+            # what set_state must bring in line with a restored env (its models)
+            hook = getattr(mod, "restore_hook", lambda task: None)(task)
+            if hook is not None:
+                self.engine.set_restore_hook(hook)
+        # dm_control's MjvOption: MuJoCo's defaults, rangefinder rays not drawn (quadruped
+        # escape's rangefinders)
         self.engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
-                                 None, max_geom(model))
+                                 {int(mujoco.mjtVisFlag.mjVIS_RANGEFINDER): False},
+                                 max_geom(model))
         if self.pixels and not pixels_only:
             # the state keys are views of the pool's "state" output (each env's whole state
             # observation, written by the kernel next to its frame), under the names
@@ -358,7 +350,7 @@ class DmcFamily:
             # a list of pairs: gymnasium would sort a plain dict's keys
             self.single_observation_space = gym.spaces.Dict(state_spaces)
         # render_mode="rgb_array" is refused by make_vec where the frames would be wrong
-        self.metadata = {"render_modes": ["rgb_array"] if drawable else [],
+        self.metadata = {"render_modes": ["rgb_array"],
                          "render_fps": int(np.round(1.0 / (model.opt.timestep * n_sub)))}
         self.render_kwargs = {}
 

@@ -116,6 +116,12 @@ int cp_make_render_context(const mjModel* m, mjvScene* scn, int max_geom, mjrCon
   CP_GUARD_END
 }
 
+int cp_upload_hfields(const mjModel* m, const mjrContext* con, char* err) {
+  CP_GUARD_BEGIN(err)
+  for (int h = 0; h < m->nhfield; h++) mjr_uploadHField(m, con, h);
+  CP_GUARD_END
+}
+
 int cp_render_scene(const mjModel* m, mjData* d, const mjvOption* opt, mjvCamera* cam,
                     mjvScene* scn, mjrRect viewport, const mjrContext* con, unsigned char* rgb,
                     float* depth, char* err) {

@@ -40,6 +40,8 @@ mjData* cp_make_data(const mjModel* m, char* err);
 int cp_make_render_context(const mjModel* m, mjvScene* scn, int max_geom, mjrContext* con,
                            char* err);
 /* mjv_updateScene (no perturbation, every category), mjr_render, mjr_readPixels. */
+/* mjr_uploadHField for every heightfield of m (the context current). */
+int cp_upload_hfields(const mjModel* m, const mjrContext* con, char* err);
 int cp_render_scene(const mjModel* m, mjData* d, const mjvOption* opt, mjvCamera* cam,
                     mjvScene* scn, mjrRect viewport, const mjrContext* con, unsigned char* rgb,
                     float* depth, char* err);

@@ -340,6 +340,8 @@ struct cp_renderer {
   int width, height;
   unsigned char* rgb;  /* width * height * 3: mjr_readPixels' bottom-up rows */
   float* depth;        /* width * height: gymnasium reads the depth too */
+  float* hf;           /* the heightfield data the context holds (NULL: the model has none) */
+  size_t nhf;
 };
 
 static const char* backend_name(int b) {
@@ -556,6 +558,7 @@ static void destroy_locked(cp_renderer* r) {
   free(r->osbuf);
   free(r->rgb);
   free(r->depth);
+  free(r->hf);
   free(r);
 }
 
@@ -646,6 +649,11 @@ int cp_renderer_create(mjModel* m, int backend, int width, int height, const int
   r->height = height;
   r->rgb = malloc((size_t)width * height * 3);
   r->depth = malloc((size_t)width * height * sizeof(float));
+  /* the heightfields mjr_makeContext uploads: a model per env (dm_control's quadruped escape
+   * draws its terrain per episode) has them uploaded again where they differ */
+  r->nhf = m->nhfielddata > 0 ? (size_t)m->nhfielddata : 0;
+  r->hf = r->nhf ? malloc(r->nhf * sizeof(float)) : NULL;
+  if (r->hf) memcpy(r->hf, m->hfield_data, r->nhf * sizeof(float));
   mjv_defaultOption(&r->opt);
   for (int k = 0; k < nflags; k++)
     if (vis_flags[2 * k] >= 0 && vis_flags[2 * k] < mjNVISFLAG)
@@ -659,7 +667,7 @@ int cp_renderer_create(mjModel* m, int backend, int width, int height, const int
   }
   __atomic_store_n(&GL_USED, 1, __ATOMIC_SEQ_CST);   /* before any GL library is loaded */
   pthread_mutex_lock(&CREATE_LOCK);
-  if (!r->rgb || !r->depth) {
+  if (!r->rgb || !r->depth || (r->nhf && !r->hf)) {
     snprintf(err, (size_t)errlen, "out of memory");
     rc = CP_GL_FAILED;
   } else if (headroom_locked(m, width, height, 1, 0, err, errlen)) {
@@ -709,7 +717,7 @@ void cp_camera_first_render(const mjModel* m, const mjData* d, cp_camera* c) {
   c->ready = 1;
 }
 
-int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* cams,
+int cp_render_frames(cp_renderer* r, const mjModel* const* ms, mjData** d, cp_camera* cams,
                      const long long* ids, long long n, int camera_id, int channels_first,
                      unsigned char* out, char* err, int errlen) {
   cp_current saved;
@@ -729,7 +737,18 @@ int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* ca
   }
   for (long long k = 0; k < n && rc == 0; k++) {
     long long i = ids[k];
+    const mjModel* m = ms[i];
     cp_camera* c = &cams[i];
+    if (r->nhf && (size_t)m->nhfielddata == r->nhf &&
+        memcmp(m->hfield_data, r->hf, r->nhf * sizeof(float)) != 0) {
+      /* this env's model holds another terrain than the context */
+      if (cp_upload_hfields(m, &r->con, e)) {
+        snprintf(err, (size_t)errlen, "MuJoCo: %s", e);
+        rc = 1;
+        break;
+      }
+      memcpy(r->hf, m->hfield_data, r->nhf * sizeof(float));
+    }
     if (!c->ready) cp_camera_first_render(m, d[i], c);
     /* gymnasium's per-frame step: type and fixedcamid from the camera id */
     c->cam.type = camera_id == -1 ? mjCAMERA_FREE : mjCAMERA_FIXED;

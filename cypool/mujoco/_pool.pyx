@@ -59,9 +59,14 @@ cdef extern from "_mj_render.h" nogil:
     int cp_renderer_backend(const cp_renderer* r)
     int cp_gl_backend()
     void cp_gl_set_libraries(const char* egl, const char* osmesa)
-    int cp_render_frames(cp_renderer* r, const mjModel* m, mjData** d, cp_camera* cams,
+    int cp_render_frames(cp_renderer* r, const mjModel* const* ms, mjData** d, cp_camera* cams,
                          const long long* ids, long long n, int camera_id, int channels_first,
                          unsigned char* out, char* err, int errlen)
+
+# a family's hook run on each env set_state restores (set_restore_hook): a PyCapsule named
+# "cypool.MjRestore" of a function that brings what the env's mjData buffer and task state do
+# not carry (a model per env) in line with them
+ctypedef void (*restore_fn)(MjEnv* e) noexcept nogil
 
 _C_INT = 2**31         # the range of a C int field of an env state
 
@@ -187,11 +192,15 @@ cdef class MjPool(Engine):
     cdef mjModel* m
     cdef mjModel* m_noact     # m with mjDSBL_ACTUATION (dm_control's reset-time mj_forward)
     cdef mjData** d
+    # the model each env last stepped with (m, or a copy the task keeps per env: dm_control's
+    # per-episode models), which its frames are drawn with
+    cdef const mjModel** env_m
     cdef double* tstate       # task_state doubles per env (MjEnv.tstate), in env snapshots
     cdef readonly Py_ssize_t task_state
     # the task-state slot a restored env gets 1.0 in (-1: none; set_restore_slot), so that a
     # task can rebuild what its mjData buffer does not carry
     cdef Py_ssize_t restore_slot
+    cdef restore_fn restore_hook
     cdef double* flat         # obs_split: each env's whole observation, split after a kernel
     cdef Py_ssize_t obs_dim
     cdef Py_ssize_t n_split
@@ -224,6 +233,8 @@ cdef class MjPool(Engine):
         self.m = NULL
         self.m_noact = NULL
         self.d = NULL
+        self.env_m = NULL
+        self.restore_hook = NULL
         self.tstate = NULL
         self.flat = NULL
         self.split_len = NULL
@@ -291,6 +302,7 @@ cdef class MjPool(Engine):
                 raise MemoryError("cypool: cannot allocate the renderers")
         self._init_engine(num_envs, num_threads, max_episode_steps, outputs, info_width)
         self.d = <mjData**> calloc(num_envs, sizeof(mjData*))
+        self.env_m = <const mjModel**> calloc(num_envs, sizeof(mjModel*))
         self.warn_before = <int*> calloc(num_envs, sizeof(int))
         self.scratch_w = self.m.nq + self.m.nv
         self.scratch = <double*> calloc(num_envs * self.scratch_w + 1, sizeof(double))
@@ -300,11 +312,12 @@ cdef class MjPool(Engine):
         self.restore_slot = -1
         self.tstate = <double*> calloc(num_envs * task_state + 1, sizeof(double))
         if self.d == NULL or self.warn_before == NULL or self.scratch == NULL or \
-                self.tstate == NULL:
+                self.tstate == NULL or self.env_m == NULL:
             raise MemoryError("cypool: cannot allocate MuJoCo data")
         for i in range(num_envs):
             err[0] = 0
             self.d[i] = cp_make_data(self.m, err)
+            self.env_m[i] = self.m
             if self.d[i] == NULL:
                 raise MemoryError(f"cypool: out of memory creating MuJoCo data for env {i} of "
                                   f"{num_envs} ({err.decode(errors='replace')})")
@@ -338,6 +351,7 @@ cdef class MjPool(Engine):
                     mj_deleteData(self.d[i])
             free(self.d)
         free(self.warn_before)
+        free(<void*> self.env_m)
         free(self.scratch)
         free(self.tstate)
         free(self.flat)
@@ -379,7 +393,8 @@ cdef class MjPool(Engine):
         cdef int which
         sizes = {"dof_damping": self.m.nv, "geom_size": 3 * self.m.ngeom,
                  "geom_pos": 3 * self.m.ngeom, "site_size": 3 * self.m.nsite,
-                 "site_pos": 3 * self.m.nsite, "site_rgba": 4 * self.m.nsite}
+                 "site_pos": 3 * self.m.nsite, "site_rgba": 4 * self.m.nsite,
+                 "geom_rgba": 4 * self.m.ngeom}
         if field not in sizes:
             raise ValueError(f"cypool: model_set: unknown field {field!r}")
         n = sizes[field]
@@ -397,8 +412,10 @@ cdef class MjPool(Engine):
                 mm.site_size[index] = value
             elif field == "site_pos":
                 mm.site_pos[index] = value
-            else:
+            elif field == "site_rgba":
                 mm.site_rgba[index] = <float> value
+            else:
+                mm.geom_rgba[index] = <float> value
 
     def task_state_of(self, Py_ssize_t i):
         """A copy of env i's task state (MjEnv.tstate)."""
@@ -452,6 +469,7 @@ cdef class MjPool(Engine):
         cdef int st
         self._env(i, &e)
         st = self.task.reset(&e)
+        self.env_m[i] = e.m
         if st == 0 and self.flat != NULL:
             self._split_obs(i)
         self.warn_before[i] = cp_warning_count(self.d[i])
@@ -465,6 +483,7 @@ cdef class MjPool(Engine):
         cdef int st, w
         self._env(i, &e)
         st = self.task.step(&e)
+        self.env_m[i] = e.m
         if st == 0 and self.flat != NULL:
             self._split_obs(i)
         w = cp_warning_count(self.d[i])
@@ -479,7 +498,7 @@ cdef class MjPool(Engine):
         (AddRenderObservation: the frame after the step or reset)."""
         cdef long long ids[1]
         ids[0] = i
-        if cp_render_frames(self.slot_r[slot], self.m, self.d, self.cams, ids, 1,
+        if cp_render_frames(self.slot_r[slot], self.env_m, self.d, self.cams, ids, 1,
                             self.r_camera_id, self.chw,
                             <unsigned char*> self.output_row(0, i),
                             self.slots[i].errmsg, ERRMSG_LEN) != 0:
@@ -569,6 +588,11 @@ cdef class MjPool(Engine):
             memcpy(self.tstate + i * self.task_state, ts, 8 * self.task_state)
             if self.restore_slot >= 0:
                 self.tstate[i * self.task_state + self.restore_slot] = 1.0
+        cdef MjEnv e
+        if self.restore_hook != NULL:
+            self._env(i, &e)
+            self.restore_hook(&e)
+            self.env_m[i] = e.m
 
     def set_restore_slot(self, Py_ssize_t slot):
         """Mark each env restored by set_state with 1.0 in its task state's ``slot`` (a task
@@ -577,6 +601,11 @@ cdef class MjPool(Engine):
             raise ValueError(f"cypool: restore slot {slot} outside the task state "
                              f"({self.task_state} doubles)")
         self.restore_slot = slot
+
+    def set_restore_hook(self, capsule):
+        """Run the function in ``capsule`` (a PyCapsule "cypool.MjRestore") on each env that
+        set_state restores, after its state is in place (its models made to match it)."""
+        self.restore_hook = <restore_fn> PyCapsule_GetPointer(capsule, "cypool.MjRestore")
 
     # ------------------------------------------------------------------ rendering
     def setup_render(self, int width, int height, int camera_id, dict camera_config,
@@ -708,7 +737,7 @@ cdef class MjPool(Engine):
         cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out)
         cdef const long long* idp = <const long long*> &ids[0]
         with nogil:
-            rc = cp_render_frames(self.renderer, self.m, self.d, self.cams, idp, n,
+            rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp, n,
                                   self.r_camera_id, 0, o, err, 1024)
         if rc != 0:
             raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")

@@ -3,8 +3,9 @@ backend: EGL): from_pixels observations equal dm_control's ``pixels.Wrapper`` ob
 (``physics.render(height, width, camera_id)``) and ``render()`` equals ``physics.render``, bit
 for bit (np.array_equal), across seeds, steps, an autoreset (short time_limit), free and fixed
 cameras (by index and by name) and one or two threads (each thread renders on its own GL
-context), tasks whose per-episode target each env keeps (reacher, finger turn, swimmer)
-included; render settings dm_control refuses are a ValueError before any env exists."""
+context), tasks whose per-episode target each env keeps (reacher, finger turn, swimmer) or
+whose model differs per env (fish, lqr, point_mass hard, manipulator, quadruped escape's
+terrain) included; render settings dm_control refuses are a ValueError before any env exists."""
 import numpy as np
 import pytest
 
@@ -49,7 +50,37 @@ CASES = [  # (task, camera_id, threads, seed): free and fixed cameras, by index 
     ("fish-swim", 0, 1, 9),
     ("lqr-lqr_2_1", 0, 2, 3),
     ("point_mass-hard", -1, 1, 2),
+    # the per-episode target (and insert's receptacle) written into each env's model; escape's
+    # per-episode terrain, uploaded to a thread's GL context whenever the env it draws holds
+    # another (two envs per context, new terrain at each autoreset)
+    ("manipulator-bring_ball", -1, 2, 1),
+    ("manipulator-bring_peg", -1, 1, 3),
+    ("manipulator-insert_ball", 0, 2, 5),
+    ("manipulator-insert_peg", -1, 1, 2),
+    ("quadruped-escape", -1, 1, 4),
+    ("quadruped-escape", 1, 2, 8),
+    ("stacker-stack_2", -1, 2, 2),          # the target body, as manipulator's
+    ("fish-upright", -1, 1, 5),             # the target hidden (alpha 0)
 ]
+
+
+@pytest.mark.parametrize("domain,task", suite.ALL_TASKS)
+def test_every_task_renders_as_dm_control(domain, task):
+    """render() of every task, after a reset and a step, equals physics.render."""
+    env = cypool.make_vec(f"dm_control/{domain}-{task}-v0", 1, render_mode="rgb_array",
+                          width=32, height=24)
+    ref = suite.load(domain, task, task_kwargs={"random": 12})
+    spec = ref.action_spec()
+    a = ((spec.minimum + spec.maximum) / 2 + .3 * (spec.maximum - spec.minimum) / 2)[None]
+    try:
+        env.reset(seed=12)
+        ref.reset()
+        for t in range(2):
+            assert np.array_equal(env.render()[0], ref.physics.render(24, 32)), t
+            env.step(a)
+            ref.step(a[0])
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize("name,camera,threads,seed", CASES)
@@ -111,6 +142,8 @@ def test_frames_move():
      {"width": 64, "height": 48, "camera_id": 1}),           # Shimmy's render_kwargs
     ("cartpole-swingup", {"width": 40, "height": 30, "camera_id": "fixed"},
      {"width": 40, "height": 30, "camera_id": "fixed"}),
+    ("manipulator-insert_peg", {"width": 48, "height": 40}, {"width": 48, "height": 40}),
+    ("quadruped-escape", {"width": 48, "height": 40}, {"width": 48, "height": 40}),
 ])
 def test_render_rgb_array_equals_physics_render(name, kwargs, call):
     env_id = f"dm_control/{name}-v0"
@@ -170,17 +203,6 @@ def test_bad_render_types():
         cypool.make_vec("dm_control/cartpole-swingup-v0", 1, camera_id=1.0)
     with pytest.raises(TypeError, match="render_kwargs"):
         cypool.make_vec("dm_control/cartpole-swingup-v0", 1, render_kwargs=[1])
-
-
-@pytest.mark.parametrize("name", ["manipulator-bring_ball", "manipulator-insert_peg",
-                                  "quadruped-escape"])
-def test_tasks_with_per_env_targets_refuse_pixels(name):
-    """A per-episode target or terrain the renderer cannot draw as dm_control does (kept per
-    env outside the shared model the renderer draws): refused, never drawn wrongly."""
-    with pytest.raises(ValueError, match="not supported for this task"):
-        cypool.make_vec(f"dm_control/{name}-v0", 1, from_pixels=True)
-    with pytest.raises(ValueError, match="not offered"):
-        cypool.make_vec(f"dm_control/{name}-v0", 1, render_mode="rgb_array")
 
 
 def test_same_step_final_frames_and_async():
@@ -283,3 +305,36 @@ def test_pixels_only_false_is_pixels_wrappers(mode):
     finally:
         env.close()
     assert finals == (2 * n if mode == "same_step" else 0)
+
+
+@pytest.mark.parametrize("name", ["quadruped-escape", "manipulator-insert_ball"])
+def test_frames_after_set_state(name):
+    """A model per env follows a restored state at once: after set_state (the snapshot of an
+    earlier episode, whose terrain or target the env's model no longer holds), render() and
+    the next pixel observation equal those of the episode the snapshot came from."""
+    env_id = f"dm_control/{name}-v0"
+    domain, task = parse_id(env_id)
+    dt = suite.load(domain, task).control_timestep()
+    kw = dict(width=40, height=32)
+    env = cypool.make_vec(env_id, 2, render_mode="rgb_array", time_limit=3 * dt, **kw)
+    ref = suite.load(domain, task, task_kwargs={"random": 6, "time_limit": 3 * dt})
+    spec = ref.action_spec()
+    a = np.tile((spec.minimum + spec.maximum) / 2, (2, 1))
+    try:
+        env.reset(seed=6)
+        ref.reset()
+        env.step(a)
+        ref.step(a[0])
+        saved = env.get_state()
+        frame = ref.physics.render(32, 40)
+        assert np.array_equal(env.render()[0], frame)
+        for _ in range(5):          # past the autoreset: a new terrain or target
+            env.step(a)
+        assert not np.array_equal(env.render()[0], frame)
+        env.set_state(saved)
+        assert np.array_equal(env.render()[0], frame)
+        env.step(a)
+        ref.step(a[0])
+        assert np.array_equal(env.render()[0], ref.physics.render(32, 40))
+    finally:
+        env.close()

@@ -54,7 +54,9 @@ def configure(model, task):
         for k in range(3):
             p[P_TARGET0 + k] = float(model.geom_pos[target, k])
         layout.insert(2, ("target", (3,)))
-    return p, layout, []
+        return p, layout, []
+    # upright hides the target each episode (geom_rgba alpha 0), before any frame
+    return p, layout, [("geom_rgba", 4 * model.geom("target").id + 3, 0.0)]
 
 
 def env_models(path, task, num_envs):

@@ -1,16 +1,17 @@
 """dm_control suite manipulator (dm_control/suite/manipulator.py): bring_ball, bring_peg.
 
-The model is dm_control's make_model(use_peg, insert=False) (the unused props removed),
-written to a temporary file. The target (ball or peg) is drawn into the model (body_pos,
-body_quat) each episode by dm_control; its geoms do not collide, so here each env keeps it in
-its task state and the observation and reward use it where dm_control reads the target's
-xpos, xquat and site_xpos (a world-body child: its pose as given; its sites placed as
-mj_kinematics places them, with MuJoCo's own mju_quat2Mat). insert_ball and insert_peg also
-move a colliding receptacle (cup, slot) to the target's pose in the model each episode: each
-env has its own copy of the model (and of its actuation-disabled twin), and every reset and
-step writes the receptacle's pose from the env's task state into both (the model's own pose
-until the first draw since seeding, as a fresh dm_control model has it)."""
+The model is dm_control's make_model(use_peg, insert) (the unused props removed), written to
+a temporary file. The target (ball or peg) is drawn into the model (body_pos, body_quat) each
+episode by dm_control, and insert_ball and insert_peg move a colliding receptacle (cup, slot)
+to the same pose. So each env has its own copy of the model (and of its actuation-disabled
+twin), and every reset and step writes the target's pose, and the receptacle's, from the env's
+task state into both (the model's own poses until the first draw since seeding, as a fresh
+dm_control model has them): MuJoCo's kinematics then place their geoms where dm_control's do,
+which frames draw. The observation and reward read the target's pose from the task state
+where dm_control reads its xpos, xquat and site_xpos (a world-body child: its pose as given;
+its sites placed as mj_kinematics places them, with MuJoCo's own mju_quat2Mat)."""
 from libc.math cimport M_PI
+from cpython.pycapsule cimport PyCapsule_New
 from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand, rs_uniform,
@@ -32,7 +33,8 @@ cdef enum:
         P_TOUCH = P_OBJ_V + 3, P_HAND = P_TOUCH + 5, P_BALL, P_BALL_SITE, P_GRASP, P_CDF0, \
         P_CDF1, P_CDF2, P_TARGET_Y, P_SCALE, P_PEG, P_PEG_SITE, P_PEG_TIP, P_PEG_GRASP, \
         P_PEG_PINCH, P_PINCH, P_TSITE_Z, P_TTIP_Z, P_INSERT, P_REC, P_MODEL, P_MODEL_NOACT, \
-        P_BPOS, P_BPOS_NOACT, P_BQUAT, P_BQUAT_NOACT, P_REC0, NPARAM = P_REC0 + 4
+        P_BPOS, P_BPOS_NOACT, P_BQUAT, P_BQUAT_NOACT, P_REC0, P_TGT = P_REC0 + 4, P_TGT0, \
+        NPARAM = P_TGT0 + 4
 
 # task state after the Gaussian cache: the target's x, z, qw, qy
 cdef enum:
@@ -43,7 +45,7 @@ init_math(&MM)
 
 DOMAIN = "manipulator"
 TASKS = ("bring_ball", "bring_peg", "insert_ball", "insert_peg")
-ENV_MODEL_TASKS = ("insert_ball", "insert_peg")     # a model per env (env_models)
+ENV_MODEL_TASKS = TASKS      # a model per env (env_models)
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = .01
 _ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",
@@ -86,6 +88,9 @@ def configure(model, task):
         raise ValueError(f"manipulator: the target {obj} must hang from the world body, "
                          "unrotated")
     p[P_TARGET_Y] = float(model.body_pos[target, 1])
+    p[P_TGT] = target
+    p[P_TGT0], p[P_TGT0 + 1] = float(model.body_pos[target, 0]), float(model.body_pos[target, 2])
+    p[P_TGT0 + 2], p[P_TGT0 + 3] = 1.0, 0.0
     if peg:
         for k, name in [(P_PEG_SITE, "peg"), (P_PEG_TIP, "peg_tip"),
                         (P_PEG_GRASP, "peg_grasp"), (P_PEG_PINCH, "peg_pinch"),
@@ -120,39 +125,41 @@ def configure(model, task):
 
 
 def env_models(path, task, num_envs):
-    """insert: each env's model and actuation-disabled twin, their body_pos and body_quat."""
-    if not task.startswith("insert"):
-        return None, {}
+    """Each env's model and actuation-disabled twin, their body_pos and body_quat."""
     return _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
                        {"body_pos": (P_BPOS, P_BPOS_NOACT),
                         "body_quat": (P_BQUAT, P_BQUAT_NOACT)})
 
 
-cdef void _use_env_model(MjEnv* e) noexcept nogil:
-    """insert: point e at this env's models and write the receptacle's pose (the target's:
-    x, z, qw, qy) into both; the model's own before the first draw (qw > 0 once drawn)."""
-    cdef const double* p = e.prm
-    cdef Py_ssize_t r = <Py_ssize_t> p[P_REC], k
-    cdef double v[4]
+cdef void _place(const double* p, Py_ssize_t b, const double* v) noexcept nogil:
+    """Body b's pose (x, z, qw, qy) into both of the env's models."""
+    cdef Py_ssize_t k
     cdef double* pos
     cdef double* quat
-    e.m = <const mjModel*> <size_t> p[P_MODEL]
-    e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
-    if e.tstate[T_QW] == 0:
-        for k in range(4):
-            v[k] = p[P_REC0 + k]
-    else:
-        v[0] = e.tstate[T_X]
-        v[1] = e.tstate[T_Z]
-        v[2] = e.tstate[T_QW]
-        v[3] = e.tstate[T_QY]
     for k in range(2):
         pos = <double*> <size_t> p[P_BPOS if k == 0 else P_BPOS_NOACT]
         quat = <double*> <size_t> p[P_BQUAT if k == 0 else P_BQUAT_NOACT]
-        pos[3 * r] = v[0]
-        pos[3 * r + 2] = v[1]
-        quat[4 * r] = v[2]
-        quat[4 * r + 2] = v[3]
+        pos[3 * b] = v[0]
+        pos[3 * b + 2] = v[1]
+        quat[4 * b] = v[2]
+        quat[4 * b + 2] = v[3]
+
+
+cdef void _use_env_model(MjEnv* e) noexcept nogil:
+    """Point e at this env's models and write the target's pose (x, z, qw, qy) into both, and
+    insert's receptacle's (the same); the models' own before the first draw (qw != 0 once
+    drawn: cos of an angle within (-pi/2, pi/2])."""
+    cdef const double* p = e.prm
+    e.m = <const mjModel*> <size_t> p[P_MODEL]
+    e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
+    if e.tstate[T_QW] == 0:
+        _place(p, <Py_ssize_t> p[P_TGT], p + P_TGT0)
+        if p[P_INSERT] != 0:
+            _place(p, <Py_ssize_t> p[P_REC], p + P_REC0)
+    else:
+        _place(p, <Py_ssize_t> p[P_TGT], e.tstate + T_X)
+        if p[P_INSERT] != 0:
+            _place(p, <Py_ssize_t> p[P_REC], e.tstate + T_X)
 
 
 cdef Py_ssize_t _pose(MjEnv* e, Py_ssize_t b, Py_ssize_t j) noexcept nogil:
@@ -195,8 +202,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     cdef Py_ssize_t k, g
     cdef double tx, tz, ta, ox, oz, oa, u, gx, gz
     cdef int kind
-    if p[P_INSERT] != 0:
-        _use_env_model(e)       # last episode's receptacle, as dm_control's model keeps it
+    _use_env_model(e)       # last episode's target and receptacle, as dm_control's model keeps
     if dmc_reset_begin(e):
         return 1
     while True:     # until nothing penetrates
@@ -214,8 +220,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         e.tstate[T_Z] = tz
         e.tstate[T_QW] = call_d(MM.cos, MM.cos_data, ta / 2)
         e.tstate[T_QY] = call_d(MM.sin, MM.sin_data, ta / 2)
-        if p[P_INSERT] != 0:
-            _use_env_model(e)
+        _use_env_model(e)
         # choice(['in_hand', 'in_target', 'uniform'], p=...): searchsorted(cdf, u, 'right')
         u = rs_rand(e)
         kind = (p[P_CDF0] <= u) + (p[P_CDF1] <= u) + (p[P_CDF2] <= u)
@@ -293,8 +298,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef double v[3]
     cdef double t[3]
     cdef double grasping, bringing
-    if p[P_INSERT] != 0:
-        _use_env_model(e)
+    _use_env_model(e)
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
     if p[P_PEG] != 0:
@@ -335,3 +339,13 @@ TASK.step = _step
 
 def task_capsule(task):
     return export_task(&TASK)
+
+
+cdef void _restored(MjEnv* e) noexcept nogil:
+    """set_state: the env's models get the restored target's (and receptacle's) pose now."""
+    _use_env_model(e)
+
+
+def restore_hook(task):
+    """The engine's set_state hook (MjPool.set_restore_hook)."""
+    return PyCapsule_New(<void*> _restored, "cypool.MjRestore", NULL)

@@ -10,6 +10,7 @@ copy of the model (and of its actuation-disabled twin); the bumps live in the en
 another one (scipy's spline prefilter and zoom replayed operation for operation)."""
 from libc.math cimport M_PI, pow, INFINITY as INF
 from libc.string cimport memcmp, memcpy
+from cpython.pycapsule cimport PyCapsule_New
 from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, d_loop, _double_loop,
@@ -549,3 +550,16 @@ TASK.step = _step
 
 def task_capsule(task):
     return export_task(&TASK)
+
+
+cdef void _restored(MjEnv* e) noexcept nogil:
+    """set_state: escape's models get the terrain of the restored bumps now (frames rendered
+    before the next step draw it)."""
+    if e.prm[P_ESCAPE] != 0:
+        _use_env_model(e)
+
+
+def restore_hook(task):
+    """The engine's set_state hook (MjPool.set_restore_hook), or None."""
+    return PyCapsule_New(<void*> _restored, "cypool.MjRestore", NULL) \
+        if task == "escape" else None

@@ -2,10 +2,15 @@
 
 The model is dm_control's make_model(n_boxes) (the unused boxes removed), written to a
 temporary file. The target is drawn into the model (body_pos x and z) each episode by
-dm_control; its geom does not collide, so here each env keeps it in its task state and the
-observation and reward use it where dm_control reads the target's xpos and site_xpos (a
-world-body child, unrotated, its site at its origin: its position as given)."""
+dm_control. Each env keeps it in its task state, where the observation and reward read it
+(for dm_control's xpos and site_xpos of the target: a world-body child, unrotated, its site
+at its origin: its position as given), and has its own copy of the model (and of its
+actuation-disabled twin) that every reset and step writes it into (the model's own position
+until the first draw since seeding), so that frames draw the target where dm_control's
+model puts it."""
 from libc.math cimport M_PI, INFINITY as INF
+from cpython.pycapsule cimport PyCapsule_New
+from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
 from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, rs_masked,
                                      dmc_reset_begin, after_reset, dmc_step, tolerance,
@@ -14,7 +19,7 @@ from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, rs_m
 import numpy as np
 
 from cypool.dm_control._config import (sigmoid_scale, body_id, joint_qpos, generated_model,
-                                       SIG_GAUSSIAN as _G)
+                                       env_models as _env_models, SIG_GAUSSIAN as _G)
 
 cdef enum:
     MAX_BOXES = 4
@@ -23,7 +28,8 @@ cdef enum:
     P_ARM_Q = P_FIRST, P_ARM_V = P_ARM_Q + 8, P_ARM_LO = P_ARM_V + 8, P_ARM_HI = P_ARM_LO + 8, \
         P_FINGER = P_ARM_HI + 8, P_THUMB, P_NBOX, P_BOX_Q, P_BOX_V = P_BOX_Q + 3 * MAX_BOXES, \
         P_BOX_BODY = P_BOX_V + 3 * MAX_BOXES, P_BOX_SITE = P_BOX_BODY + MAX_BOXES, \
-        P_HAND = P_BOX_SITE + MAX_BOXES, P_GRASP, P_BOX_SIZE, P_TARGET_Y, P_SCALE, NPARAM
+        P_HAND = P_BOX_SITE + MAX_BOXES, P_GRASP, P_BOX_SIZE, P_TARGET_Y, P_SCALE, P_MODEL, \
+        P_MODEL_NOACT, P_BPOS, P_BPOS_NOACT, P_TGT, P_TGT0, NPARAM = P_TGT0 + 2
 
 # task state after the Gaussian cache: the target's x and z
 cdef enum:
@@ -34,6 +40,7 @@ init_math(&MM)
 
 DOMAIN = "stacker"
 TASKS = ("stack_2", "stack_4")
+ENV_MODEL_TASKS = TASKS      # a model per env (env_models)
 TIME_LIMIT = 10
 CONTROL_TIMESTEP = .01
 _ARM_JOINTS = ["arm_root", "arm_shoulder", "arm_elbow", "arm_wrist", "finger", "fingertip",
@@ -83,11 +90,34 @@ def configure(model, task):
                          "site at its origin")
     p[P_BOX_SIZE] = float(model.geom_size[model.geom("target").id, 0])
     p[P_TARGET_Y] = float(model.body_pos[target, 1])
+    p[P_TGT] = target
+    p[P_TGT0], p[P_TGT0 + 1] = float(model.body_pos[target, 0]), float(model.body_pos[target, 2])
     p[P_SCALE] = sigmoid_scale(_G, 0.1)
     layout = [("arm_pos", (8, 2)), ("arm_vel", (8,)), ("touch", (model.nsensordata,)),
               ("hand_pos", (4,)), ("box_pos", (n, 4)), ("box_vel", (3 * n,)),
               ("target_pos", (2,))]
     return p, layout, []
+
+
+def env_models(path, task, num_envs):
+    """Each env's model and actuation-disabled twin, their body_pos."""
+    return _env_models(path, num_envs, (P_MODEL, P_MODEL_NOACT),
+                       {"body_pos": (P_BPOS, P_BPOS_NOACT)})
+
+
+cdef void _use_env_model(MjEnv* e) noexcept nogil:
+    """Point e at this env's models and write the target's position (x, z) into both; the
+    models' own before the first draw (z > 0 once drawn: an odd number of box sizes)."""
+    cdef const double* p = e.prm
+    cdef Py_ssize_t t = 3 * <Py_ssize_t> p[P_TGT], k
+    cdef const double* v = p + P_TGT0 if e.tstate[T_Z] == 0 else e.tstate + T_X
+    cdef double* pos
+    e.m = <const mjModel*> <size_t> p[P_MODEL]
+    e.m_noact = <const mjModel*> <size_t> p[P_MODEL_NOACT]
+    for k in range(2):
+        pos = <double*> <size_t> p[P_BPOS if k == 0 else P_BPOS_NOACT]
+        pos[t] = v[0]
+        pos[t + 2] = v[1]
 
 
 cdef Py_ssize_t _pose(MjEnv* e, Py_ssize_t b, Py_ssize_t j) noexcept nogil:
@@ -128,6 +158,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
     cdef Py_ssize_t k, b, n = <Py_ssize_t> p[P_NBOX]
     cdef double height
+    _use_env_model(e)       # last episode's target, as dm_control's model keeps it
     if dmc_reset_begin(e):
         return 1
     while True:     # until nothing penetrates
@@ -139,6 +170,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         height = <double> (2 * <long> rs_masked(e, <unsigned long> (n - 1)) + 1)
         e.tstate[T_Z] = p[P_BOX_SIZE] * height
         e.tstate[T_X] = rs_uniform(e, -.37, .37)
+        _use_env_model(e)
         for b in range(n):
             e.d.qpos[<Py_ssize_t> p[P_BOX_Q + 3 * b]] = rs_uniform(e, .1, .3)
             e.d.qpos[<Py_ssize_t> p[P_BOX_Q + 3 * b + 1]] = rs_uniform(e, 0, .7)
@@ -167,6 +199,7 @@ cdef int _step(MjEnv* e) noexcept nogil:
     cdef const double* p = e.prm
     cdef Py_ssize_t b, n = <Py_ssize_t> p[P_NBOX]
     cdef double dmin, d, close, far
+    _use_env_model(e)
     if dmc_step(e, <int> p[P_NSUB]):
         return 1
     # Python's min over the boxes: a later value replaces the current one only if smaller
@@ -191,3 +224,13 @@ TASK.step = _step
 
 def task_capsule(task):
     return export_task(&TASK)
+
+
+cdef void _restored(MjEnv* e) noexcept nogil:
+    """set_state: the env's models get the restored target's position now."""
+    _use_env_model(e)
+
+
+def restore_hook(task):
+    """The engine's set_state hook (MjPool.set_restore_hook)."""
+    return PyCapsule_New(<void*> _restored, "cypool.MjRestore", NULL)

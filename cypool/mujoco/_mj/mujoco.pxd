@@ -47,6 +47,7 @@ cdef extern from "mujoco/mujoco.h" nogil:
         mjtNum* body_quat            # orientation offset rel. to parent body   (nbody x 4)
         mjtNum* geom_size            # geom-specific size parameters            (ngeom x 3)
         mjtNum* geom_pos             # local position offset rel. to body       (ngeom x 3)
+        float* geom_rgba             # rgba when material is omitted            (ngeom x 4)
         mjtNum* site_size            # geom size for rendering                  (nsite x 3)
         mjtNum* site_pos             # local position offset rel. to body       (nsite x 3)
         float* site_rgba             # rgba when not using material             (nsite x 4)
