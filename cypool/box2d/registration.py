@@ -16,6 +16,7 @@ import numpy as np
 
 from cypool.api import EnvPoolNames, FamilySpec, Kwarg, register_spec
 from cypool.box2d._render import render_bipedal_walker, render_lunar_lander
+from cypool.box2d.car_racing_family import car_racing_spec
 
 _MODULE = "cypool.box2d.registration"
 
@@ -84,6 +85,7 @@ SPECS = (
                   ("LunarLanderContinuous-v2", "LunarLanderContinuous-v3")),
     _bipedal_walker("BipedalWalker-v3", False, 1600, ("BipedalWalker-v3",)),
     _bipedal_walker("BipedalWalkerHardcore-v3", True, 2000, ("BipedalWalkerHardcore-v3",)),
+    car_racing_spec("CarRacing-v3", ("CarRacing-v2", "CarRacing-v3")),
 )
 
 ENV_IDS = tuple(s.env_id for s in SPECS)

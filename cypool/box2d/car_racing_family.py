@@ -1,0 +1,65 @@
+"""CarRacing-v3's family spec (registered by cypool.box2d.registration; light: the pool is
+imported at the first make).
+
+kwargs as gymnasium's CarRacing: ``continuous`` (pool scope: it sets the action space),
+``domain_randomize`` and ``lap_complete_percent`` (per env, from the env's next reset), and
+``verbose`` (False only: the kernels print nothing).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import gymnasium as gym
+import numpy as np
+
+from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Kwarg
+
+_MODULE = "cypool.box2d.registration"
+
+
+def _spaces(kw):
+    obs = gym.spaces.Box(low=0, high=255, shape=(96, 96, 3), dtype=np.uint8)
+    act = (gym.spaces.Box(np.array([-1, 0, 0]).astype(np.float32),
+                          np.array([+1, +1, +1]).astype(np.float32))
+           if kw["continuous"] else gym.spaces.Discrete(5))
+    return obs, act
+
+
+def _check(kw):
+    p = kw["lap_complete_percent"]
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(p):
+        raise ValueError(f"CarRacing: lap_complete_percent must be a finite number, got {p!r}")
+    if not 0.0 < p <= 1.0:
+        warnings.warn(f"CarRacing: lap_complete_percent={p} is outside (0, 1]: "
+                      + ("a lap never completes by it (only by visiting every tile)" if p > 1
+                         else "the first step ends the episode, as in gymnasium"), stacklevel=2)
+    if kw["verbose"]:
+        raise ValueError("CarRacing: verbose=True is not offered (gymnasium's verbose prints "
+                         "track-generation messages; cypool's kernels print nothing)")
+
+
+def _extra_info(fam, info, kinds, ids):
+    """gymnasium's info["lap_finished"] (bool) only on the steps that ended an episode: the
+    kernel's column is 0 (absent), 1 (False) or 2 (True)."""
+    v = info.pop("lap_finished", None)
+    mask = info.pop("_lap_finished", None)
+    if v is None:
+        return
+    present = mask & (v > 0)
+    if present.any():
+        info["lap_finished"] = v == 2
+        info["_lap_finished"] = present
+
+
+def car_racing_spec(env_id, envpool_ids):
+    return FamilySpec(
+        env_id, "cypool.box2d._car_racing:CarRacingPool", *_spaces({"continuous": True}),
+        kwargs={"continuous": Kwarg(True, scope="pool"), "domain_randomize": Kwarg(False),
+                "lap_complete_percent": Kwarg(0.95), "verbose": Kwarg(False)},
+        max_episode_steps=1000, check_kwargs=_check, spaces=_spaces,
+        info=(InfoKey("lap_finished", np.float64, on_reset=False),),
+        extra_info=_extra_info, render_fps=50, module=_MODULE,
+        envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=1000,
+                                                          reward_threshold=900.0)))
