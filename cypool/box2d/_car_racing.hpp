@@ -43,6 +43,8 @@ const int BORDER_MIN_COUNT = 4;
 const double GRASS_DIM = PLAYFIELD / 20.0;
 const int CHECKPOINTS = 12;
 const int MAX_TRACK = 2500;          // gymnasium's no_freeze: the most points a track try makes
+const int MAX_PARTICLES = 30;        // Car.particles: deque(maxlen=30)
+const int PARTICLE_POINTS = 30;      // a skid particle grows while it has fewer points
 
 // car_dynamics.py
 const double SIZE = 0.02;
@@ -78,6 +80,19 @@ struct Wheel {
     double gas = 0, brake = 0, steer = 0, phase = 0, omega = 0;
     int ntiles = 0;   // len(w.tiles): each tile has one fixture, so one contact per wheel
     Tag tag;
+    // skid bookkeeping (drawn only in rgb_array frames): w.skid_start is pybox2d's live
+    // reference to the wheel's position, so a particle starts with the current point twice
+    bool skid_start = false;
+    int64_t skid_particle = -1;   // id of w.skid_particle (-1: None); it may have left the
+    int skid_len = 0;             // deque and still grow; its len(poly)
+    bool skid_grass = false;
+};
+
+// Car.particles: a skid trail, its points the wheel's float32 positions
+struct Particle {
+    bool grass;
+    int n;
+    float pts[PARTICLE_POINTS][2];
 };
 
 // one entry of gymnasium's road_poly: 4 vertices and a colour; a tile's colour is the tile's
@@ -116,6 +131,8 @@ struct Env {
     // the car
     b2Body* hull = nullptr;
     Wheel wheels[4];
+    Particle particles[MAX_PARTICLES];   // particle id k is particles[k % MAX_PARTICLES]
+    int64_t n_particles = 0;              // ids made since the car was made
     // the episode
     double reward = 0, prev_reward = 0, t = 0;
     int64_t tile_visited_count = 0;
@@ -428,6 +445,7 @@ inline void make_car(Env* e, double init_angle, double init_x, double init_y) {
     add_polygon(hull, HULL_POLY3, 8, 1.0, 1.0f, false);
     add_polygon(hull, HULL_POLY4, 4, 1.0, 1.0f, false);
     e->hull = hull;
+    e->n_particles = 0;
     const int WHEEL_POLY[4][2] = {{-WHEEL_W, +WHEEL_R}, {+WHEEL_W, +WHEEL_R},
                                   {+WHEEL_W, -WHEEL_R}, {-WHEEL_W, -WHEEL_R}};
     for (int k = 0; k < 4; k++) {
@@ -442,6 +460,9 @@ inline void make_car(Env* e, double init_angle, double init_x, double init_y) {
         add_polygon(w.body, WHEEL_POLY, 4, front_k, 0.1f, true);
         w.gas = w.brake = w.steer = w.phase = w.omega = 0.0;
         w.ntiles = 0;
+        w.skid_start = false;
+        w.skid_particle = -1;
+        w.skid_len = 0;
         b2RevoluteJointDef rjd;
         rjd.bodyA = hull;
         rjd.bodyB = w.body;
@@ -495,6 +516,45 @@ inline void car_steer(Env* e, double s) {
     e->wheels[1].steer = s;
 }
 
+inline Particle* live_particle(Env* e, int64_t id) {
+    if (id < 0 || id < e->n_particles - MAX_PARTICLES) return nullptr;   // left the deque
+    return &e->particles[id % MAX_PARTICLES];
+}
+
+// the skid branch of Car.step for wheel w (force: |force| > 2 friction_limit)
+inline void skid(Env* e, Wheel& w, bool skidding, bool grass) {
+    if (!skidding) {
+        w.skid_start = false;
+        w.skid_particle = -1;
+        return;
+    }
+    b2Vec2 pos = w.body->GetPosition();
+    if (w.skid_particle >= 0 && w.skid_grass == grass && w.skid_len < PARTICLE_POINTS) {
+        Particle* p = live_particle(e, w.skid_particle);
+        if (p != nullptr) {
+            p->pts[p->n][0] = pos.x;
+            p->pts[p->n][1] = pos.y;
+            p->n++;
+        }
+        w.skid_len++;
+    } else if (!w.skid_start) {
+        w.skid_start = true;
+    } else {
+        int64_t id = e->n_particles++;
+        Particle& p = e->particles[id % MAX_PARTICLES];
+        p.grass = grass;
+        p.n = 2;
+        for (int k = 0; k < 2; k++) {
+            p.pts[k][0] = pos.x;
+            p.pts[k][1] = pos.y;
+        }
+        w.skid_particle = id;
+        w.skid_len = 2;
+        w.skid_grass = grass;
+        w.skid_start = false;
+    }
+}
+
 // Car.step(dt)
 inline void car_step(Env* e, double dt) {
     for (int k = 0; k < 4; k++) {
@@ -527,6 +587,7 @@ inline void car_step(Env* e, double dt) {
         f_force *= 205000 * SIZE * SIZE;
         p_force *= 205000 * SIZE * SIZE;
         double force = std::sqrt(f_force * f_force + p_force * p_force);
+        skid(e, w, std::fabs(force) > 2.0 * friction_limit, w.ntiles == 0);
         if (std::fabs(force) > friction_limit) {
             f_force /= force;
             p_force /= force;
@@ -727,6 +788,47 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
     cr_flip_rows(cv->px, WINDOW_W, WINDOW_H);
     draw_indicators(e, cv);
     return cr_draw_score(cv->px, WINDOW_W, WINDOW_H, e->reward, glyphs);
+}
+
+// What gymnasium's render() reads of the car, for the rgb_array stand-in (cypool.box2d._render):
+// scal: hull angle, x, y, vx, vy, angular velocity (float32 values), wheel 0's joint angle,
+// then each wheel's omega and phase; xf: each drawn body's transform (p.x, p.y, q.c, q.s;
+// the wheels, then the hull); verts/counts: each body's fixtures in pybox2d's order (the
+// newest first), up to 4 of up to 8 vertices. Returns false before the first reset.
+inline bool car_state(Env* e, double* scal, float* xf, float* verts, int* counts) {
+    if (e->hull == nullptr) return false;
+    b2Vec2 pos = e->hull->GetPosition(), v = e->hull->GetLinearVelocity();
+    scal[0] = e->hull->GetAngle();
+    scal[1] = pos.x;
+    scal[2] = pos.y;
+    scal[3] = v.x;
+    scal[4] = v.y;
+    scal[5] = e->hull->GetAngularVelocity();
+    scal[6] = e->wheels[0].joint->GetJointAngle();
+    for (int k = 0; k < 4; k++) {
+        scal[7 + 2 * k] = e->wheels[k].omega;
+        scal[8 + 2 * k] = e->wheels[k].phase;
+    }
+    for (int o = 0; o < 5; o++) {
+        b2Body* body = o < 4 ? e->wheels[o].body : e->hull;
+        const b2Transform& t = body->GetTransform();
+        xf[4 * o + 0] = t.p.x;
+        xf[4 * o + 1] = t.p.y;
+        xf[4 * o + 2] = t.q.c;
+        xf[4 * o + 3] = t.q.s;
+        int f = 0;
+        for (b2Fixture* fx = body->GetFixtureList(); fx && f < 4; fx = fx->GetNext(), f++) {
+            const b2PolygonShape* shape = (const b2PolygonShape*)fx->GetShape();
+            int n = shape->m_count < 8 ? shape->m_count : 8;
+            counts[4 * o + f] = n;
+            for (int k = 0; k < n; k++) {
+                verts[((4 * o + f) * 8 + k) * 2 + 0] = shape->m_vertices[k].x;
+                verts[((4 * o + f) * 8 + k) * 2 + 1] = shape->m_vertices[k].y;
+            }
+        }
+        for (; f < 4; f++) counts[4 * o + f] = 0;
+    }
+    return true;
 }
 
 // ---------------------------------------------------------------------------- reset, step

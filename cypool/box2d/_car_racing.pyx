@@ -45,8 +45,26 @@ cdef extern from "_car_racing.hpp" nogil:
         int32_t cell_w
 
 cdef extern from "_car_racing.hpp" namespace "cycr" nogil:
+    cdef struct Poly:
+        double x[4]
+        double y[4]
+        int tile
+        uint8_t rgb[3]
+    cdef struct Particle:
+        cbool grass
+        int n
+        float pts[30][2]
     cdef cppclass Env:
-        double reward
+        double reward, t
+        double road_color[3]
+        double bg_color[3]
+        double grass_color[3]
+        double tile_color[2500][3]
+        int n_poly
+        Poly road_poly[5000]
+        Particle particles[30]
+        int64_t n_particles
+    cbool car_state(Env* e, double* scal, float* xf, float* verts, int* counts)
     cdef struct Draws:
         void* state
         double (*uniform)(void* state, double low, double high)
@@ -258,6 +276,37 @@ cdef class CarRacingPool(Engine):
         r.term[0] = term
         r.info[0] = lap + 1
         return ST_OK
+
+    def render_data(self, Py_ssize_t i):
+        """What gymnasium's render() reads of env i (cypool.box2d._render): t, the score,
+        the colours, road_poly (vertices and colours, a tile's as its listener left it), the
+        car's float32 state, transforms and fixture vertices, and the skid particles (the
+        deque's, oldest first: grass flag and float32 points). None before the first
+        reset."""
+        cdef Env* e = self.envs + i
+        cdef Py_ssize_t k, j
+        scal = np.zeros(15, np.float64)
+        xf = np.zeros((5, 4), np.float32)
+        verts = np.zeros((5, 4, 8, 2), np.float32)
+        counts = np.zeros((5, 4), np.int32)
+        if not car_state(e, <double*> cnp.PyArray_DATA(scal), <float*> cnp.PyArray_DATA(xf),
+                         <float*> cnp.PyArray_DATA(verts), <int*> cnp.PyArray_DATA(counts)):
+            return None
+        road = []
+        for k in range(e.n_poly):
+            p = &e.road_poly[k]
+            colour = ([e.tile_color[p.tile][j] for j in range(3)] if p.tile >= 0
+                      else [int(p.rgb[j]) for j in range(3)])
+            road.append(([(p.x[j], p.y[j]) for j in range(4)], colour))
+        particles = []
+        for k in range(max(0, e.n_particles - 30), e.n_particles):
+            q = &e.particles[k % 30]
+            particles.append((bool(q.grass), [(float(q.pts[j][0]), float(q.pts[j][1]))
+                                              for j in range(q.n)]))
+        return dict(t=e.t, reward=e.reward, bg_color=[e.bg_color[j] for j in range(3)],
+                    grass_color=[e.grass_color[j] for j in range(3)], road_poly=road,
+                    car=scal, transforms=xf, vertices=verts, counts=counts,
+                    particles=particles)
 
     def _env_state(self, Py_ssize_t i):
         raise TypeError(

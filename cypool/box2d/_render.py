@@ -26,7 +26,7 @@ import types
 
 from gymnasium.error import DependencyNotInstalled
 
-__all__ = ["render_bipedal_walker", "render_lunar_lander"]
+__all__ = ["render_bipedal_walker", "render_car_racing", "render_lunar_lander"]
 
 _TS = 14 / 30.0                  # bipedal_walker.TERRAIN_STEP
 _HULL = ((127, 51, 229), (76, 76, 127))
@@ -193,4 +193,79 @@ def render_lunar_lander(engine, ids, mode, kwargs):
         frames.append(lunar_lander.LunarLander.render(
             _lunar_lander_state(engine.render_data(i), shape)))
         engine.render_tick(i)
+    return frames
+
+
+class _F32Transform:
+    """pybox2d's b2Transform * v, in float32 as Box2D's b2Mul computes it (v converted to
+    float32 first, as SWIG converts a Python pair)."""
+
+    __slots__ = ("px", "py", "c", "s")
+
+    def __init__(self, px, py, c, s):
+        self.px, self.py, self.c, self.s = px, py, c, s
+
+    def __mul__(self, v):
+        import numpy as np
+
+        x, y = np.float32(v[0]), np.float32(v[1])
+        return (float((self.c * x - self.s * y) + self.px),
+                float((self.s * x + self.c * y) + self.py))
+
+
+def _cr_state(d, car_racing, car_dynamics):
+    """A stand-in CarRacing (and Car) holding what render() reads, with gymnasium's values."""
+    import numpy as np
+
+    car = d["car"].tolist()
+    xf = d["transforms"]
+    verts, counts = d["vertices"], d["counts"]
+    bodies = []
+    for o in range(5):
+        trans = _F32Transform(*(np.float32(v) for v in xf[o]))
+        fixtures = []
+        for f in range(4):
+            n = int(counts[o, f])
+            if n:
+                shape = types.SimpleNamespace(
+                    vertices=[tuple(map(float, p)) for p in verts[o, f, :n]])
+                fixtures.append(types.SimpleNamespace(
+                    body=types.SimpleNamespace(transform=trans), shape=shape))
+        bodies.append(fixtures)
+    wheels = []
+    for k in range(4):
+        w = types.SimpleNamespace(fixtures=bodies[k], color=car_dynamics.WHEEL_COLOR,
+                                  omega=car[7 + 2 * k], phase=car[8 + 2 * k])
+        w.joint = types.SimpleNamespace(angle=car[6])
+        wheels.append(w)
+    hull = types.SimpleNamespace(fixtures=bodies[4], color=(0.8, 0.0, 0.0), angle=car[0],
+                                 position=(car[1], car[2]), linearVelocity=(car[3], car[4]),
+                                 angularVelocity=car[5])
+    particles = [car_dynamics.Particle(
+        color=car_dynamics.MUD_COLOR if grass else car_dynamics.WHEEL_COLOR, poly=poly,
+        grass=grass) for grass, poly in d["particles"]]
+    stand_car = types.SimpleNamespace(hull=hull, wheels=wheels, drawlist=wheels + [hull],
+                                      particles=particles)
+    stand_car.draw = types.MethodType(car_dynamics.Car.draw, stand_car)
+    env = types.SimpleNamespace(
+        metadata=car_racing.CarRacing.metadata, screen=None, clock=None, surf=None,
+        car=stand_car, t=d["t"], reward=d["reward"], bg_color=np.array(d["bg_color"]),
+        grass_color=np.array(d["grass_color"]),
+        road_poly=[(pts, np.array(c)) for pts, c in d["road_poly"]])
+    for name in ("_render_road", "_render_indicators", "_draw_colored_polygon",
+                 "_create_image_array"):
+        setattr(env, name, types.MethodType(getattr(car_racing.CarRacing, name), env))
+    return env
+
+
+def render_car_racing(engine, ids, mode, kwargs):
+    if mode != "rgb_array":
+        raise ValueError(f"CarRacing: cannot render {mode!r} (rgb_array only)")
+    car_racing = _gymnasium_box2d("car_racing")
+    car_dynamics = _gymnasium_box2d("car_dynamics")
+    frames = []
+    for i in ids:
+        d = engine.render_data(int(i))
+        frames.append(None if d is None else car_racing.CarRacing._render(
+            _cr_state(d, car_racing, car_dynamics), "rgb_array"))
     return frames

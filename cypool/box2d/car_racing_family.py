@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Kwarg
+from cypool.box2d._render import render_car_racing
 
 _MODULE = "cypool.box2d.registration"
 
@@ -60,6 +61,7 @@ def car_racing_spec(env_id, envpool_ids):
                 "lap_complete_percent": Kwarg(0.95), "verbose": Kwarg(False)},
         max_episode_steps=1000, check_kwargs=_check, spaces=_spaces,
         info=(InfoKey("lap_finished", np.float64, on_reset=False),),
-        extra_info=_extra_info, render_fps=50, module=_MODULE,
+        extra_info=_extra_info, render=render_car_racing, render_modes=("rgb_array",),
+        render_fps=50, module=_MODULE,
         envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=1000,
                                                           reward_threshold=900.0)))

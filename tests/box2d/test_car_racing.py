@@ -101,3 +101,45 @@ def test_autoresets_and_two_threads():
 
 def test_same_step_autoreset():
     run_both({"continuous": False}, 11, 70, n=2, autoreset="same_step", limit=30)
+
+
+@pytest.mark.parametrize("every,threads", [(1, 1), (7, 2)])
+def test_rgb_array_frames_are_gymnasiums(every, threads):
+    """rgb_array frames (600 x 400, skid marks included: black on the road, mud on the grass)
+    from gymnasium's own render() fed the pool's state, equal to gymnasium's, every step or
+    sparsely, across resets."""
+    pytest.importorskip("pygame")
+    n = 2
+    env = cypool.make_vec(CR, n, num_threads=threads, render_mode="rgb_array",
+                          max_episode_steps=90)
+    ref = gym.vector.SyncVectorEnv(
+        [lambda: gym.make(CR, render_mode="rgb_array", max_episode_steps=90)] * n)
+    try:
+        assert_same(env.reset(seed=4), ref.reset(seed=4), "reset")
+        rng = np.random.default_rng(4)
+        skids = 0
+        for t in range(200):
+            # full gas, then hard steering and braking: the wheels skid
+            a = np.zeros((n, 3), np.float32)
+            a[:, 1] = 1.0
+            if t % 40 > 25:
+                a[:, 0] = rng.choice([-1.0, 1.0], n)
+                a[:, 2] = rng.uniform(0, 1, n)
+            x, y = env.step(a), ref.step(a)
+            for k, name in enumerate(("obs", "reward", "terminated", "truncated", "info")):
+                assert_same(x[k], y[k], f"step {t} {name}")
+            if t % every == 0:
+                got, want = env.render(), ref.render()
+                assert len(got) == len(want) == n
+                for k in range(n):
+                    assert_same(got[k], want[k], f"frame {t} env {k}")
+                    skids += len(ref.envs[k].unwrapped.car.particles)
+        assert skids > 0
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_human_rendering_is_refused():
+    with pytest.raises(ValueError, match="render"):
+        cypool.make_vec(CR, 1, render_mode="human")
