@@ -742,8 +742,28 @@ inline void draw_indicators(Env* e, Canvas* cv) {
 }
 
 // CarRacing._render up to the scaled frame: the 1000 x 800 canvas of cv
+// Whether the quad (xs, ys) holds the whole canvas with `margin` pixels to spare: its fill
+// then writes every pixel, so the canvas needs no clearing first (pygame's new Surface is
+// black). The margin covers the rasteriser's truncation of coordinates to integers.
+inline bool covers_canvas(const double* xs, const double* ys, double margin) {
+    double area = 0;
+    for (int k = 0; k < 4; k++)
+        area += xs[k] * ys[(k + 1) % 4] - xs[(k + 1) % 4] * ys[k];
+    if (area == 0) return false;
+    const double cx[4] = {0, WINDOW_W, WINDOW_W, 0}, cy[4] = {0, 0, WINDOW_H, WINDOW_H};
+    for (int k = 0; k < 4; k++) {
+        double ex = xs[(k + 1) % 4] - xs[k], ey = ys[(k + 1) % 4] - ys[k];
+        double len = std::sqrt(ex * ex + ey * ey);
+        if (!(len > 0)) return false;
+        for (int c = 0; c < 4; c++) {
+            double d = (ex * (cy[c] - ys[k]) - ey * (cx[c] - xs[k])) / len;
+            if ((area > 0 ? d : -d) < margin) return false;
+        }
+    }
+    return true;
+}
+
 inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
-    std::memset(cv->px, 0, sizeof(cv->px));
     double angle = -(double)e->hull->GetAngle();
     double zoom = 0.1 * SCALE * std::fmax(1 - e->t, 0) + ZOOM * SCALE * std::fmin(e->t, 1);
     b2Vec2 pos = e->hull->GetPosition();
@@ -756,6 +776,14 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
     // the field, then the grass, then the road
     const double B = PLAYFIELD;
     double fx[4] = {B, B, -B, -B}, fy[4] = {B, -B, -B, B};
+    double sx[4], sy[4];
+    for (int k = 0; k < 4; k++) {
+        double rx, ry;
+        rotate_rad(fx[k], fy[k], angle, &rx, &ry);
+        sx[k] = rx * zoom + tx;
+        sy[k] = ry * zoom + ty;
+    }
+    if (!covers_canvas(sx, sy, 8.0)) std::memset(cv->px, 0, sizeof(cv->px));
     colored_polygon(cv, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
                     chan(e->bg_color[2]), zoom, tx, ty, angle, false);
     uint8_t gr = chan(e->grass_color[0]), gg = chan(e->grass_color[1]),
