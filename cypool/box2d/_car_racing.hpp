@@ -206,25 +206,40 @@ inline void free_envs(Env* e) { delete[] e; }
 inline double np_sign(double v) { return v > 0 ? 1.0 : (v < 0 ? -1.0 : (v == 0 ? 0.0 : v)); }
 
 // pygame's Vector2.rotate_rad (math.c's _vector2_rotate_helper, epsilon 1e-6): exact
-// quarter turns near multiples of pi/2, else cos/sin
-inline void rotate_rad(double x, double y, double angle, double* ox, double* oy) {
+// quarter turns near multiples of pi/2, else cos/sin of the angle reduced to [0, 2 pi).
+// A frame rotates every vertex by one angle: Rot keeps what the helper derives from it.
+struct Rot {
+    int quarter;   // 0..3: an exact quarter turn; -1: cos/sin
+    double s, c;
+};
+
+inline Rot make_rot(double angle) {
     const double PI = 3.14159265358979323846;
     const double TWO_PI = 2. * PI;
     const double PI_2 = PI / 2.0;
     const double eps = 1e-6;
+    Rot r{-1, 0.0, 1.0};
     angle = std::fmod(angle, TWO_PI);
     if (angle < 0) angle += TWO_PI;
     if (std::fmod(angle + eps, PI_2) < 2 * eps) {
-        switch ((int)((angle + eps) / PI_2)) {
-            case 1: *ox = -y; *oy = x; return;
-            case 2: *ox = -x; *oy = -y; return;
-            case 3: *ox = y; *oy = -x; return;
-            default: *ox = x; *oy = y; return;   // 0 or 4 (a full turn)
-        }
+        r.quarter = (int)((angle + eps) / PI_2) % 4;   // 4: a full turn
+        return r;
     }
-    double s = std::sin(angle), c = std::cos(angle);
-    *ox = c * x - s * y;
-    *oy = s * x + c * y;
+    r.s = std::sin(angle);
+    r.c = std::cos(angle);
+    return r;
+}
+
+inline void rotate(const Rot& r, double x, double y, double* ox, double* oy) {
+    switch (r.quarter) {
+        case 0: *ox = x; *oy = y; return;
+        case 1: *ox = -y; *oy = x; return;
+        case 2: *ox = -x; *oy = -y; return;
+        case 3: *ox = y; *oy = -x; return;
+        default:
+            *ox = r.c * x - r.s * y;
+            *oy = r.s * x + r.c * y;
+    }
 }
 
 // Python's seq[i] for -n <= i < n
@@ -641,13 +656,13 @@ inline uint8_t chan(double c) { return (uint8_t)(int64_t)c; }
 // gfxdraw.aapolygon and gfxdraw.filled_polygon
 inline void colored_polygon(Canvas* cv, const double* px, const double* py, int n,
                             uint8_t r, uint8_t g, uint8_t b, double zoom, double tx, double ty,
-                            double angle, bool clip) {
+                            const Rot& rot, bool clip) {
     const double MAX_SHAPE_DIM = GRASS_DIM * std::sqrt(2.0) * ZOOM * SCALE;
     double xs[4], ys[4];
     bool inside = !clip;
     for (int k = 0; k < n; k++) {
         double rx, ry;
-        rotate_rad(px[k], py[k], angle, &rx, &ry);
+        rotate(rot, px[k], py[k], &rx, &ry);
         xs[k] = rx * zoom + tx;
         ys[k] = ry * zoom + ty;
         if (-MAX_SHAPE_DIM <= xs[k] && xs[k] <= WINDOW_W + MAX_SHAPE_DIM &&
@@ -660,12 +675,12 @@ inline void colored_polygon(Canvas* cv, const double* px, const double* py, int 
 
 // pygame.draw.polygon of Box2D vertices `trans * v` (float32), rotated, zoomed, translated
 inline void body_polygon(Canvas* cv, const b2Transform& xf, const b2Vec2* v, int n, uint8_t r,
-                         uint8_t g, uint8_t b, double zoom, double tx, double ty, double angle) {
+                         uint8_t g, uint8_t b, double zoom, double tx, double ty, const Rot& rot) {
     double xs[8], ys[8];
     for (int k = 0; k < n; k++) {
         b2Vec2 p = b2Mul(xf, v[k]);
         double rx, ry;
-        rotate_rad((double)p.x, (double)p.y, angle, &rx, &ry);
+        rotate(rot, (double)p.x, (double)p.y, &rx, &ry);
         xs[k] = rx * zoom + tx;
         ys[k] = ry * zoom + ty;
     }
@@ -673,7 +688,7 @@ inline void body_polygon(Canvas* cv, const b2Transform& xf, const b2Vec2* v, int
 }
 
 // Car.draw(..., draw_particles=False)
-inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, double angle) {
+inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, const Rot& rot) {
     b2Body* drawlist[5] = {e->wheels[0].body, e->wheels[1].body, e->wheels[2].body,
                            e->wheels[3].body, e->hull};
     for (int o = 0; o < 5; o++) {
@@ -684,7 +699,7 @@ inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, doub
             b2PolygonShape* shape = (b2PolygonShape*)f->GetShape();
             uint8_t red = o == 4 ? (uint8_t)(int)(0.8 * 255) : 0;
             body_polygon(cv, xf, shape->m_vertices, shape->m_count, red, 0, 0, zoom, tx, ty,
-                         angle);
+                         rot);
             if (o == 4) continue;
             const Wheel& w = e->wheels[o];
             double a1 = w.phase;
@@ -699,7 +714,7 @@ inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, doub
             white[1].Set((float)(+WHEEL_W * SIZE), (float)(+WHEEL_R * c1 * SIZE));
             white[2].Set((float)(+WHEEL_W * SIZE), (float)(+WHEEL_R * c2 * SIZE));
             white[3].Set((float)(-WHEEL_W * SIZE), (float)(+WHEEL_R * c2 * SIZE));
-            body_polygon(cv, xf, white, 4, 77, 77, 77, zoom, tx, ty, angle);
+            body_polygon(cv, xf, white, 4, 77, 77, 77, zoom, tx, ty, rot);
         }
     }
 }
@@ -770,7 +785,8 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
     double scroll_x = -((double)pos.x) * zoom;
     double scroll_y = -((double)pos.y) * zoom;
     double tx, ty;
-    rotate_rad(scroll_x, scroll_y, angle, &tx, &ty);
+    const Rot rot = make_rot(angle);
+    rotate(rot, scroll_x, scroll_y, &tx, &ty);
     tx = WINDOW_W / 2 + tx;
     ty = WINDOW_H / 4 + ty;
     // the field, then the grass, then the road
@@ -779,13 +795,13 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
     double sx[4], sy[4];
     for (int k = 0; k < 4; k++) {
         double rx, ry;
-        rotate_rad(fx[k], fy[k], angle, &rx, &ry);
+        rotate(rot, fx[k], fy[k], &rx, &ry);
         sx[k] = rx * zoom + tx;
         sy[k] = ry * zoom + ty;
     }
     if (!covers_canvas(sx, sy, 8.0)) std::memset(cv->px, 0, sizeof(cv->px));
     colored_polygon(cv, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
-                    chan(e->bg_color[2]), zoom, tx, ty, angle, false);
+                    chan(e->bg_color[2]), zoom, tx, ty, rot, false);
     uint8_t gr = chan(e->grass_color[0]), gg = chan(e->grass_color[1]),
             gb = chan(e->grass_color[2]);
     for (int x = -20; x < 20; x += 2) {
@@ -794,7 +810,7 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
                             GRASS_DIM * x + GRASS_DIM};
             double gy[4] = {GRASS_DIM * y + 0, GRASS_DIM * y + 0, GRASS_DIM * y + GRASS_DIM,
                             GRASS_DIM * y + GRASS_DIM};
-            colored_polygon(cv, gx, gy, 4, gr, gg, gb, zoom, tx, ty, angle, true);
+            colored_polygon(cv, gx, gy, 4, gr, gg, gb, zoom, tx, ty, rot, true);
         }
     }
     for (int k = 0; k < e->n_poly; k++) {
@@ -810,9 +826,9 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
             g = p.rgb[1];
             b = p.rgb[2];
         }
-        colored_polygon(cv, p.x, p.y, 4, r, g, b, zoom, tx, ty, angle, true);
+        colored_polygon(cv, p.x, p.y, 4, r, g, b, zoom, tx, ty, rot, true);
     }
-    draw_car(e, cv, zoom, tx, ty, angle);
+    draw_car(e, cv, zoom, tx, ty, rot);
     cr_flip_rows(cv->px, WINDOW_W, WINDOW_H);
     draw_indicators(e, cv);
     return cr_draw_score(cv->px, WINDOW_W, WINDOW_H, e->reward, glyphs);
