@@ -1,5 +1,6 @@
 """Box2D: gymnasium 1.4.0's Box2D envs as nogil kernels on Box2D 2.3's C++ core
-(LunarLander-v3, LunarLanderContinuous-v3, BipedalWalker-v3, BipedalWalkerHardcore-v3),
+(LunarLander-v3, LunarLanderContinuous-v3, BipedalWalker-v3, BipedalWalkerHardcore-v3,
+CarRacing-v3),
 registered as family specs by :mod:`cypool.box2d.registration`.
 
 Exact: the same seeds (env i: ``PCG64(SeedSequence(seed + i))``) and actions give gymnasium's
@@ -16,6 +17,11 @@ actions) and its numpy draws. Stepping needs no pybox2d and no SWIG.
 Actions: LunarLanderContinuous takes NaN and inf (gymnasium clips them: inf is full power,
 NaN fires no engine); BipedalWalker takes inf (full torque) and refuses NaN (gymnasium would
 set NaN motor speeds); out-of-range discrete actions are refused before any env moves.
+
+CarRacing's observation is its 96 x 96 frame, drawn in the kernel by cypool's own
+rasterisers of the pygame-ce calls gymnasium makes (_cr_gfx.h, _cr_draw.h, _cr_text.h,
+_cr_smoothscale.h; docs/box2d.md), on a canvas per thread slot; NaN actions are refused,
+infinite ones taken (gymnasium clips gas; steering and braking saturate).
 
 Rendering: ``render_mode="rgb_array"`` frames are gymnasium's: its own ``render()`` draws a
 stand-in fed each env's state (:mod:`cypool.box2d._render`; LunarLander's particles are made
