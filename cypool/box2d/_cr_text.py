@@ -43,7 +43,15 @@ BG = (0, 0, 0)
 
 
 def _font():
-    import pygame  # pygame.font (SDL_ttf) as gymnasium uses it; needs no display
+    try:
+        import pygame  # pygame.font (SDL_ttf) as gymnasium uses it; needs no display
+    except ImportError as exc:
+        from gymnasium.error import DependencyNotInstalled
+
+        raise DependencyNotInstalled(
+            "CarRacing draws its score as gymnasium does, with pygame's font (SDL_ttf): the "
+            "glyph table is taken from it once per process. pip install \"cypool[box2d]\" "
+            "(pygame-ce)") from exc
 
     if not pygame.font.get_init():
         pygame.font.init()
