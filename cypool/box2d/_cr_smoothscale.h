@@ -58,14 +58,20 @@ static inline uint8_t cr_ss_packus(uint16_t v)
 }
 
 /* Bytes of scratch cr_smoothscale_rgb needs, suitably aligned for uint16_t (any malloc'd or
-   16-byte-aligned buffer is fine):
-     dw*3 uint16_t (Y accumulator line)  +  dw*sh*3 bytes (the X-shrunk image, RGB bytes).
-   The same formula for every case, even those that need less (sizes that do not change). */
+   16-byte-aligned buffer is fine): the larger of
+     dw*3 uint16_t (Y accumulator line)  +  dw*sh*3 bytes (the X-shrunk image, RGB bytes)   [SSE2, scalar]
+     dw * roundup8(sh) * 4 + 32 bytes (the X-shrunk image transposed, XRGB dwords)         [AVX2]
+   The same formula for every case and CPU, even those that need less. */
 static inline size_t cr_smoothscale_scratch_bytes(int sw, int sh, int dw, int dh)
 {
+    /* SSE2 / scalar layout */
+    const size_t a = (size_t)dw * 3u * sizeof(uint16_t) + (size_t)dw * (size_t)sh * 3u;
+    /* AVX2 layout: the X-shrunk image transposed, dw lines of sh XRGB dwords padded to a multiple
+       of 8, plus 32 bytes to align it */
+    const size_t b = (size_t)dw * (((size_t)sh + 7u) & ~(size_t)7u) * 4u + 32u;
     (void)sw;
     (void)dh;
-    return (size_t)dw * 3u * sizeof(uint16_t) + (size_t)dw * (size_t)sh * 3u;
+    return a > b ? a : b;
 }
 
 /* Shrink each row of the XRGB source from sw to dw pixels; rows are written as dw*3 RGB bytes,
@@ -253,6 +259,145 @@ static inline void cr_ss_shrink_y_sse2(const uint8_t *in, size_t in_stride, int 
 }
 #endif /* SSE2 */
 
+#if defined(CR_SS_HAVE_SSE2) && !defined(CR_SMOOTHSCALE_NO_AVX2) && defined(__x86_64__) && \
+    (defined(__GNUC__) || defined(__clang__))
+/* AVX2 form, compiled for AVX2 with a target attribute (the package is built without -mavx2) and
+   chosen at run time with __builtin_cpu_supports("avx2").  Same per-lane arithmetic again.
+
+   One routine does both passes: it shrinks `rows` lines of `len` XRGB dwords to `olen` and writes
+   the result TRANSPOSED (output line j holds output pixel j of every input line).  Pass 1 takes
+   the source (sh lines of sw) to a temporary image of dw lines of sh dwords; pass 2 takes those
+   dw lines to dh, and its transposed output is the final (dh, dw) image, stored as RGB bytes.
+   The Y shrink is thereby the same walk as the X shrink (the two formulas are the same per lane;
+   the X byte is filtered as a 4th lane, as pygame does, and dropped at the end).
+
+   Eight lines are done at once, one line per 32-bit lane: 4x8 blocks of the input are loaded and
+   transposed into a small buffer of "columns" (one __m256i = one input pixel of 8 lines), then the
+   span walk adds whole columns and finishes a span at each straddling column.  A column is split
+   into two registers of 16-bit lanes, (B, R) = v & 0x00FF and (G, X) = v >> 8, so every channel
+   has its own 16-bit lane and the adds wrap exactly like _mm_add_epi16.  packus_epi16 is
+   max(0, min(255, .)) on signed 16-bit lanes. */
+#include <immintrin.h>
+#include <string.h>
+#define CR_SS_HAVE_AVX2 1
+#define CR_SS_CHUNK 64 /* columns transposed at a time (64 * 32 bytes of stack) */
+
+/* out: when rgb is NULL, output pixel j of line y goes to tout[j * tout_stride + y] (tout_stride
+   must be >= rows rounded up to 8: whole groups of 8 are stored); else to rgb[(j * rows + y) * 3]
+   as R, G, B bytes. Line r is at in + r * in_stride; reads stay inside [0, len) of each line. */
+__attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uint32_t *in, size_t in_stride,
+                                                                       int rows, int len, int olen, uint32_t *tout,
+                                                                       size_t tout_stride, uint8_t *rgb)
+{
+    const int space = CR_SS_ONE * len / olen;
+    const __m256i recip = _mm256_set1_epi16((short)(uint16_t)(0x40000000 / space));
+    const __m256i lo8 = _mm256_set1_epi16(0x00FF);
+    const __m256i zero = _mm256_setzero_si256();
+    /* XRGB dwords -> R, G, B bytes: 12 bytes per 128-bit half, then the two halves joined */
+    const __m256i to_rgb = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1, 2, 1, 0, 6, 5,
+                                            4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+    const __m256i join = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
+    __m256i buf[CR_SS_CHUNK];
+    int y0;
+    for (y0 = 0; y0 < rows; y0 += 8) {
+        const int nv = rows - y0 < 8 ? rows - y0 : 8; /* valid lines; the others repeat the last */
+        const uint32_t *p[8];
+        __m256i aBR = zero, aGX = zero; /* span accumulators */
+        int counter = space, i = 0, j = 0, c0, r;
+        /* span j: whole columns [i, s), straddling column s, which gets weight cs */
+        int nfull = (counter - 1) / CR_SS_ONE;
+        int s = nfull;
+        int cs = counter - nfull * CR_SS_ONE;
+        for (r = 0; r < 8; r++) p[r] = in + (size_t)(y0 + (r < nv ? r : nv - 1)) * in_stride;
+        for (c0 = 0; c0 < len && j < olen; c0 += CR_SS_CHUNK) {
+            const int c1 = len - c0 < CR_SS_CHUNK ? len : c0 + CR_SS_CHUNK;
+            int c;
+            /* transpose columns [c0, c1) into buf: lines 0-3 in the low half, 4-7 in the high one */
+            for (c = c0; c + 4 <= c1; c += 4) {
+                const __m256i a0 = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + c))),
+                    _mm_loadu_si128((const __m128i *)(const void *)(p[4] + c)), 1);
+                const __m256i a1 = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[1] + c))),
+                    _mm_loadu_si128((const __m128i *)(const void *)(p[5] + c)), 1);
+                const __m256i a2 = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[2] + c))),
+                    _mm_loadu_si128((const __m128i *)(const void *)(p[6] + c)), 1);
+                const __m256i a3 = _mm256_inserti128_si256(
+                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[3] + c))),
+                    _mm_loadu_si128((const __m128i *)(const void *)(p[7] + c)), 1);
+                const __m256i t0 = _mm256_unpacklo_epi32(a0, a1), t1 = _mm256_unpackhi_epi32(a0, a1);
+                const __m256i t2 = _mm256_unpacklo_epi32(a2, a3), t3 = _mm256_unpackhi_epi32(a2, a3);
+                buf[c - c0 + 0] = _mm256_unpacklo_epi64(t0, t2);
+                buf[c - c0 + 1] = _mm256_unpackhi_epi64(t0, t2);
+                buf[c - c0 + 2] = _mm256_unpacklo_epi64(t1, t3);
+                buf[c - c0 + 3] = _mm256_unpackhi_epi64(t1, t3);
+            }
+            for (; c < c1; c++) { /* the last len % 4 columns */
+                uint32_t t[8];
+                for (r = 0; r < 8; r++) t[r] = p[r][c];
+                buf[c - c0] = _mm256_loadu_si256((const __m256i *)(const void *)t);
+            }
+            for (;;) {
+                const int e = s < c1 ? s : c1;
+                for (; i < e; i++) { /* whole columns */
+                    const __m256i v = buf[i - c0];
+                    aBR = _mm256_add_epi16(aBR, _mm256_and_si256(v, lo8));
+                    aGX = _mm256_add_epi16(aGX, _mm256_srli_epi16(v, 8));
+                }
+                if (s >= c1) break; /* the span goes on in the next chunk */
+                {                   /* column i == s straddles the end of span j */
+                    const int f = CR_SS_ONE - cs;
+                    const __m256i v = buf[i - c0];
+                    const __m256i vBR = _mm256_slli_epi16(_mm256_and_si256(v, lo8), 2);
+                    const __m256i vGX = _mm256_slli_epi16(_mm256_srli_epi16(v, 8), 2);
+                    const __m256i cc = _mm256_set1_epi16((short)cs), ff = _mm256_set1_epi16((short)f);
+                    __m256i dBR = _mm256_mulhi_epu16(_mm256_add_epi16(_mm256_mulhi_epu16(vBR, cc), aBR), recip);
+                    __m256i dGX = _mm256_mulhi_epu16(_mm256_add_epi16(_mm256_mulhi_epu16(vGX, cc), aGX), recip);
+                    __m256i w;
+                    aBR = _mm256_mulhi_epu16(vBR, ff);
+                    aGX = _mm256_mulhi_epu16(vGX, ff);
+                    dBR = _mm256_min_epi16(_mm256_max_epi16(dBR, zero), lo8); /* packus */
+                    dGX = _mm256_min_epi16(_mm256_max_epi16(dGX, zero), lo8);
+                    w = _mm256_or_si256(dBR, _mm256_slli_epi16(dGX, 8)); /* XRGB dwords again */
+                    if (rgb == NULL) {
+                        _mm256_storeu_si256((__m256i *)(void *)(tout + (size_t)j * tout_stride + (size_t)y0), w);
+                    } else {
+                        uint8_t *o = rgb + ((size_t)j * (size_t)rows + (size_t)y0) * 3u;
+                        w = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(w, to_rgb), join);
+                        if (nv == 8) {
+                            _mm_storeu_si128((__m128i *)(void *)o, _mm256_castsi256_si128(w));
+                            _mm_storel_epi64((__m128i *)(void *)(o + 16), _mm256_extracti128_si256(w, 1));
+                        } else {
+                            uint8_t tb[32];
+                            _mm256_storeu_si256((__m256i *)(void *)tb, w);
+                            memcpy(o, tb, (size_t)nv * 3u);
+                        }
+                    }
+                    i++;
+                    j++;
+                    if (j == olen) break;
+                    counter = space - f;
+                    nfull = (counter - 1) / CR_SS_ONE;
+                    s = i + nfull;
+                    cs = counter - nfull * CR_SS_ONE;
+                }
+            }
+        }
+    }
+}
+
+/* Both passes with the AVX2 routine (dw < sw and dh < sh). */
+static inline void cr_ss_scale_avx2(const uint32_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
+                                    void *scratch)
+{
+    const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
+    uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
+    cr_ss_shrink_t_avx2(src, (size_t)sw, sh, sw, dw, t, sh8, NULL); /* X: (sh, sw) -> (dw, sh) */
+    cr_ss_shrink_t_avx2(t, sh8, dw, sh, dh, NULL, 0, dst);          /* Y: (dw, sh) -> (dh, dw) RGB */
+}
+#endif /* AVX2 */
+
 /* Pass selection: SSE2 form where the compiler targets SSE2 (all x86-64), else the scalar one. */
 static inline void cr_ss_shrink_x(const uint32_t *src, int sw, int sh, uint8_t *out, size_t out_stride, int dw)
 {
@@ -285,6 +430,12 @@ static inline void cr_smoothscale_rgb(const uint32_t *src, int sw, int sh, uint8
     uint8_t *tmp = (uint8_t *)scratch + (size_t)dw * 3u * sizeof(uint16_t);
     const size_t n = (size_t)dw * 3u;
     if (dw <= 0 || dh <= 0) return;
+#ifdef CR_SS_HAVE_AVX2
+    if (dw < sw && dh < sh && __builtin_cpu_supports("avx2")) {
+        cr_ss_scale_avx2(src, sw, sh, dst, dw, dh, scratch);
+        return;
+    }
+#endif
     if (dh == sh) {
         if (dw == sw) { /* pygame copies the surface */
             size_t i, total = (size_t)sw * (size_t)sh;
