@@ -26,6 +26,8 @@ ALLOWED = {
     ("population.py", "pop._load_snapshot"): "unpickling a population",
     # other libraries' internals, called as the reference calls them (exactness)
     ("box2d/_render.py", "stand_in._clean_particles"): "gymnasium's LunarLander render",
+    ("box2d/_render.py", "car_racing.CarRacing._render"): "gymnasium's CarRacing render (its "
+                                                          "render() is _render(render_mode))",
     ("dm_control/_config.py", "m._address"): "mujoco's MjModel pointer",
     ("dm_control/_config.py", "m_noact._address"): "mujoco's MjModel pointer",
     ("dm_control/family.py", "bg._legacy_seeding"): "numpy's RandomState seeding, as "
