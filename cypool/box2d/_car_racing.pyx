@@ -17,6 +17,7 @@ the kernel writes 0 (absent), 1 (False: off the playfield) or 2 (True: lap done)
 family's extra_info turns that into gymnasium's bool array and mask.
 """
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
 from libc.stdlib cimport calloc, free
 from libcpp cimport bool as cbool
 cimport numpy as cnp
@@ -230,14 +231,10 @@ cdef class CarRacingPool(Engine):
         self.actions[rows] = a
 
     cdef inline Canvas* _canvas(self, int slot, char* err) noexcept nogil:
-        cdef Canvas* cv = NULL
-        if slot < self.n_slots:
-            cv = self.slot_cv[slot]
-            if cv == NULL:
-                cv = canvas_new()
-                self.slot_cv[slot] = cv
+        """The slot's canvas, made by thread_init before the slot steps any env."""
+        cdef Canvas* cv = self.slot_cv[slot] if slot < self.n_slots else NULL
         if cv == NULL:
-            strncpy_msg(err, b"CarRacing: no canvas for this thread (out of memory)")
+            snprintf(err, ERRMSG_LEN, "CarRacing: thread slot %d has no canvas", slot)
         return cv
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
@@ -321,11 +318,3 @@ cdef class CarRacingPool(Engine):
 
     def _set_env_state(self, Py_ssize_t i, state):
         self._env_state(i)
-
-
-cdef inline void strncpy_msg(char* err, const char* msg) noexcept nogil:
-    cdef int k = 0
-    while msg[k] != 0 and k < ERRMSG_LEN - 1:
-        err[k] = msg[k]
-        k += 1
-    err[k] = 0
