@@ -9,11 +9,13 @@
 // sign are IEEE operations). Built with -ffp-contract=off (no fused multiply-add).
 //
 // The observation is gymnasium's state_pixels frame, drawn here as pygame draws it: the
-// rasterisers of _cr_gfx.h (gfxdraw), _cr_draw.h (draw.polygon, flip), _cr_text.h (the score)
-// and _cr_smoothscale.h (smoothscale's SSE2 arithmetic, in portable C), on a canvas of the
-// calling thread slot.
+// rasterisers of _cr_gfx.h (gfxdraw), _cr_draw.h (draw.polygon), _cr_text.h (the score) and
+// _cr_smoothscale.h (smoothscale's SSE2 arithmetic, in portable C), on a canvas of the calling
+// thread slot seen through _cr_surface.h's views (upright for the road, upside down for the
+// panel, in place of pygame's flip).
 #pragma once
 #include <Box2D/Box2D.h>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -28,7 +30,7 @@
 
 namespace cycr {
 
-const double STATE_W = 96, STATE_H = 96, VIDEO_W = 600, VIDEO_H = 400;
+const double STATE_W = 96, STATE_H = 96;
 const int WINDOW_W = 1000, WINDOW_H = 800;
 const double SCALE = 6.0;
 const double TRACK_RAD = 900 / SCALE;
@@ -631,9 +633,7 @@ struct Canvas {
 inline Canvas* canvas_new() {
     Canvas* c = new (std::nothrow) Canvas;
     if (c == nullptr) return nullptr;
-    size_t a = cr_smoothscale_scratch_bytes(WINDOW_W, WINDOW_H, (int)STATE_W, (int)STATE_H);
-    size_t b = cr_smoothscale_scratch_bytes(WINDOW_W, WINDOW_H, (int)VIDEO_W, (int)VIDEO_H);
-    c->smooth_bytes = a > b ? a : b;
+    c->smooth_bytes = cr_smoothscale_scratch_bytes(WINDOW_W, WINDOW_H, (int)STATE_W, (int)STATE_H);
     c->smooth_scratch = new (std::nothrow) unsigned char[c->smooth_bytes];
     if (c->smooth_scratch == nullptr) {
         delete c;
@@ -654,7 +654,7 @@ inline uint8_t chan(double c) { return (uint8_t)(int64_t)c; }
 
 // CarRacing._draw_colored_polygon: rotate, zoom, translate; the off-screen test; then
 // gfxdraw.aapolygon and gfxdraw.filled_polygon
-inline void colored_polygon(Canvas* cv, const double* px, const double* py, int n,
+inline void colored_polygon(Canvas* cv, const cr_surface* s, const double* px, const double* py, int n,
                             uint8_t r, uint8_t g, uint8_t b, double zoom, double tx, double ty,
                             const Rot& rot, bool clip) {
     const double MAX_SHAPE_DIM = GRASS_DIM * std::sqrt(2.0) * ZOOM * SCALE;
@@ -670,11 +670,11 @@ inline void colored_polygon(Canvas* cv, const double* px, const double* py, int 
             inside = true;
     }
     if (!inside) return;
-    cr_gfx_polygon(cv->px, WINDOW_W, WINDOW_H, xs, ys, n, r, g, b, cv->poly_scratch);
+    cr_gfx_polygon(s, xs, ys, n, r, g, b, cv->poly_scratch);
 }
 
 // pygame.draw.polygon of Box2D vertices `trans * v` (float32), rotated, zoomed, translated
-inline void body_polygon(Canvas* cv, const b2Transform& xf, const b2Vec2* v, int n, uint8_t r,
+inline void body_polygon(Canvas* cv, const cr_surface* s, const b2Transform& xf, const b2Vec2* v, int n, uint8_t r,
                          uint8_t g, uint8_t b, double zoom, double tx, double ty, const Rot& rot) {
     double xs[8], ys[8];
     for (int k = 0; k < n; k++) {
@@ -684,11 +684,11 @@ inline void body_polygon(Canvas* cv, const b2Transform& xf, const b2Vec2* v, int
         xs[k] = rx * zoom + tx;
         ys[k] = ry * zoom + ty;
     }
-    cr_draw_polygon(cv->px, WINDOW_W, WINDOW_H, xs, ys, n, r, g, b, cv->poly_scratch);
+    cr_draw_polygon(s, xs, ys, n, r, g, b, cv->poly_scratch);
 }
 
 // Car.draw(..., draw_particles=False)
-inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, const Rot& rot) {
+inline void draw_car(Env* e, Canvas* cv, const cr_surface* s, double zoom, double tx, double ty, const Rot& rot) {
     b2Body* drawlist[5] = {e->wheels[0].body, e->wheels[1].body, e->wheels[2].body,
                            e->wheels[3].body, e->hull};
     for (int o = 0; o < 5; o++) {
@@ -698,7 +698,7 @@ inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, cons
         for (b2Fixture* f = body->GetFixtureList(); f; f = f->GetNext()) {
             b2PolygonShape* shape = (b2PolygonShape*)f->GetShape();
             uint8_t red = o == 4 ? (uint8_t)(int)(0.8 * 255) : 0;
-            body_polygon(cv, xf, shape->m_vertices, shape->m_count, red, 0, 0, zoom, tx, ty,
+            body_polygon(cv, s, xf, shape->m_vertices, shape->m_count, red, 0, 0, zoom, tx, ty,
                          rot);
             if (o == 4) continue;
             const Wheel& w = e->wheels[o];
@@ -714,49 +714,71 @@ inline void draw_car(Env* e, Canvas* cv, double zoom, double tx, double ty, cons
             white[1].Set((float)(+WHEEL_W * SIZE), (float)(+WHEEL_R * c1 * SIZE));
             white[2].Set((float)(+WHEEL_W * SIZE), (float)(+WHEEL_R * c2 * SIZE));
             white[3].Set((float)(-WHEEL_W * SIZE), (float)(+WHEEL_R * c2 * SIZE));
-            body_polygon(cv, xf, white, 4, 77, 77, 77, zoom, tx, ty, rot);
+            body_polygon(cv, s, xf, white, 4, 77, 77, 77, zoom, tx, ty, rot);
         }
     }
 }
 
 // pygame.draw.polygon of gymnasium's indicator quads (Python floats)
-inline void quad(Canvas* cv, double x0, double y0, double x1, double y1, double x2, double y2,
+inline void quad(Canvas* cv, const cr_surface* s, double x0, double y0, double x1, double y1, double x2, double y2,
                  double x3, double y3, uint8_t r, uint8_t g, uint8_t b) {
     double xs[4] = {x0, x1, x2, x3}, ys[4] = {y0, y1, y2, y3};
-    cr_draw_polygon(cv->px, WINDOW_W, WINDOW_H, xs, ys, 4, r, g, b, cv->poly_scratch);
+    cr_draw_polygon(s, xs, ys, 4, r, g, b, cv->poly_scratch);
 }
 
-// CarRacing._render_indicators(W, H)
-inline void draw_indicators(Env* e, Canvas* cv) {
-    const double W = WINDOW_W, H = WINDOW_H;
-    const double s = W / 40.0, h = H / 40.0;
-    quad(cv, W, H, W, H - 5 * h, 0, H - 5 * h, 0, H, 0, 0, 0);
-    auto vertical = [&](double place, double val, double value, uint8_t r, uint8_t g,
-                        uint8_t b) {
-        if (!(std::fabs(value) > 1e-4)) return;
-        quad(cv, place * s, H - (h + h * val), (place + 1) * s, H - (h + h * val),
-             (place + 1) * s, H - h, (place + 0) * s, H - h, r, g, b);
-    };
-    auto horiz = [&](double place, double val, double value, uint8_t r, uint8_t g, uint8_t b) {
-        if (!(std::fabs(value) > 1e-4)) return;
-        quad(cv, (place + 0) * s, H - 4 * h, (place + val) * s, H - 4 * h, (place + val) * s,
-             H - 2 * h, (place + 0) * s, H - 2 * h, r, g, b);
-    };
+// _render_indicators' five vertical bars: gymnasium's vertical_ind(place, val) for the speed
+// and each wheel's omega; `value` decides whether a bar is drawn
+struct Bar {
+    double place, val, value;
+    uint8_t r, g, b;
+};
+
+inline void vertical_bars(Env* e, Bar* bars) {
     b2Vec2 lv = e->hull->GetLinearVelocity();
     double vx = lv.x, vy = lv.y;
     double true_speed = std::sqrt(vx * vx + vy * vy);
-    vertical(5, 0.02 * true_speed, true_speed, 255, 255, 255);
-    vertical(7, 0.01 * e->wheels[0].omega, e->wheels[0].omega, 0, 0, 255);
-    vertical(8, 0.01 * e->wheels[1].omega, e->wheels[1].omega, 0, 0, 255);
-    vertical(9, 0.01 * e->wheels[2].omega, e->wheels[2].omega, 51, 0, 255);
-    vertical(10, 0.01 * e->wheels[3].omega, e->wheels[3].omega, 51, 0, 255);
+    bars[0] = {5, 0.02 * true_speed, true_speed, 255, 255, 255};
+    const int place[4] = {7, 8, 9, 10};
+    const uint8_t red[4] = {0, 0, 51, 51};
+    for (int k = 0; k < 4; k++)
+        bars[1 + k] = {(double)place[k], 0.01 * e->wheels[k].omega, e->wheels[k].omega,
+                       red[k], 0, 255};
+}
+
+const double PANEL_TOP = WINDOW_H - 5 * (WINDOW_H / 40.0);  // the black panel: rows 700..799
+
+// Whether every bar stays inside the panel (its top at or below row 700), so that the panel
+// alone covers the rows 700..799 of the flipped canvas, i.e. the road's rows 0..99
+inline bool bars_in_panel(const Bar* bars) {
+    const double H = WINDOW_H, h = H / 40.0;
+    for (int k = 0; k < 5; k++)
+        if (std::fabs(bars[k].value) > 1e-4 && !(H - (h + h * bars[k].val) >= PANEL_TOP))
+            return false;
+    return true;
+}
+
+// CarRacing._render_indicators(W, H), on the flipped view of the canvas
+inline void draw_indicators(Env* e, Canvas* cv, const cr_surface* surf, const Bar* bars) {
+    const double W = WINDOW_W, H = WINDOW_H;
+    const double s = W / 40.0, h = H / 40.0;
+    quad(cv, surf, W, H, W, PANEL_TOP, 0, PANEL_TOP, 0, H, 0, 0, 0);
+    for (int k = 0; k < 5; k++) {
+        const Bar& v = bars[k];
+        if (!(std::fabs(v.value) > 1e-4)) continue;
+        quad(cv, surf, v.place * s, H - (h + h * v.val), (v.place + 1) * s, H - (h + h * v.val),
+             (v.place + 1) * s, H - h, (v.place + 0) * s, H - h, v.r, v.g, v.b);
+    }
+    auto horiz = [&](double place, double val, double value, uint8_t r, uint8_t g, uint8_t b) {
+        if (!(std::fabs(value) > 1e-4)) return;
+        quad(cv, surf, (place + 0) * s, H - 4 * h, (place + val) * s, H - 4 * h,
+             (place + val) * s, H - 2 * h, (place + 0) * s, H - 2 * h, r, g, b);
+    };
     double ja = (double)e->wheels[0].joint->GetJointAngle();
     horiz(20, -10.0 * ja, ja, 0, 255, 0);
     double av = (double)e->hull->GetAngularVelocity();
     horiz(30, -0.8 * av, av, 255, 0, 0);
 }
 
-// CarRacing._render up to the scaled frame: the 1000 x 800 canvas of cv
 // Whether the quad (xs, ys) holds the whole canvas with `margin` pixels to spare: its fill
 // then writes every pixel, so the canvas needs no clearing first (pygame's new Surface is
 // black). The margin covers the rasteriser's truncation of coordinates to integers.
@@ -778,6 +800,16 @@ inline bool covers_canvas(const double* xs, const double* ys, double margin) {
     return true;
 }
 
+// Test switch (tests/box2d/test_car_racing.py): draw the road's every row, as when a bar rises
+// above the panel, a state gymnasium's dynamics do not reach (wheel speeds settle near 306,
+// bars leave the panel above 400). Process-wide; set only between steps.
+inline std::atomic<bool>& draw_whole_road() {
+    static std::atomic<bool> on{false};
+    return on;
+}
+inline void set_draw_whole_road(bool on) { draw_whole_road().store(on); }
+
+// CarRacing._render up to the scaled frame: the 1000 x 800 canvas of cv
 inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
     double angle = -(double)e->hull->GetAngle();
     double zoom = 0.1 * SCALE * std::fmax(1 - e->t, 0) + ZOOM * SCALE * std::fmin(e->t, 1);
@@ -789,6 +821,16 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
     rotate(rot, scroll_x, scroll_y, &tx, &ty);
     tx = WINDOW_W / 2 + tx;
     ty = WINDOW_H / 4 + ty;
+    // gymnasium draws the road, flips the canvas upside down and draws the panel over its
+    // bottom rows. Here the road is drawn upright and the panel on an upside-down view of the
+    // same canvas, which smoothscale then reads bottom row first: nothing is moved. While the
+    // bars stay inside the panel, the road's rows 0..99 (the panel's after the flip) are not
+    // drawn at all.
+    Bar bars[5];
+    vertical_bars(e, bars);
+    cr_surface road = cr_surface_of(cv->px, WINDOW_W, WINDOW_H);
+    if (bars_in_panel(bars) && !draw_whole_road().load(std::memory_order_relaxed))
+        road.ylo = WINDOW_H - (int)PANEL_TOP;
     // the field, then the grass, then the road
     const double B = PLAYFIELD;
     double fx[4] = {B, B, -B, -B}, fy[4] = {B, -B, -B, B};
@@ -799,8 +841,10 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
         sx[k] = rx * zoom + tx;
         sy[k] = ry * zoom + ty;
     }
-    if (!covers_canvas(sx, sy, 8.0)) std::memset(cv->px, 0, sizeof(cv->px));
-    colored_polygon(cv, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
+    if (!covers_canvas(sx, sy, 8.0))
+        std::memset(cr_surface_row(&road, road.ylo), 0,
+                    sizeof(uint32_t) * WINDOW_W * (WINDOW_H - road.ylo));
+    colored_polygon(cv, &road, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
                     chan(e->bg_color[2]), zoom, tx, ty, rot, false);
     uint8_t gr = chan(e->grass_color[0]), gg = chan(e->grass_color[1]),
             gb = chan(e->grass_color[2]);
@@ -810,7 +854,7 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
                             GRASS_DIM * x + GRASS_DIM};
             double gy[4] = {GRASS_DIM * y + 0, GRASS_DIM * y + 0, GRASS_DIM * y + GRASS_DIM,
                             GRASS_DIM * y + GRASS_DIM};
-            colored_polygon(cv, gx, gy, 4, gr, gg, gb, zoom, tx, ty, rot, true);
+            colored_polygon(cv, &road, gx, gy, 4, gr, gg, gb, zoom, tx, ty, rot, true);
         }
     }
     for (int k = 0; k < e->n_poly; k++) {
@@ -826,12 +870,12 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
             g = p.rgb[1];
             b = p.rgb[2];
         }
-        colored_polygon(cv, p.x, p.y, 4, r, g, b, zoom, tx, ty, rot, true);
+        colored_polygon(cv, &road, p.x, p.y, 4, r, g, b, zoom, tx, ty, rot, true);
     }
-    draw_car(e, cv, zoom, tx, ty, rot);
-    cr_flip_rows(cv->px, WINDOW_W, WINDOW_H);
-    draw_indicators(e, cv);
-    return cr_draw_score(cv->px, WINDOW_W, WINDOW_H, e->reward, glyphs);
+    draw_car(e, cv, &road, zoom, tx, ty, rot);
+    const cr_surface flipped = cr_surface_flipped(cv->px, WINDOW_W, WINDOW_H);
+    draw_indicators(e, cv, &flipped, bars);
+    return cr_draw_score(&flipped, e->reward, glyphs);
 }
 
 // What gymnasium's render() reads of the car, for the rgb_array stand-in (cypool.box2d._render):
@@ -895,7 +939,8 @@ inline int advance(Env* e, bool action_given, Canvas* cv, const cr_glyph_table* 
         snprintf(err, errlen, "CarRacing: the score %.17g cannot be drawn", e->reward);
         return CR_ERROR;
     }
-    cr_smoothscale_rgb(cv->px, WINDOW_W, WINDOW_H, obs, (int)STATE_W, (int)STATE_H,
+    const cr_surface flipped = cr_surface_flipped(cv->px, WINDOW_W, WINDOW_H);
+    cr_smoothscale_rgb(flipped.row0, flipped.pitch, WINDOW_W, WINDOW_H, obs, (int)STATE_W, (int)STATE_H,
                        cv->smooth_scratch);
     double step_reward = 0;
     bool term = false;

@@ -76,6 +76,7 @@ cdef extern from "_car_racing.hpp" namespace "cycr" nogil:
     cdef cppclass Canvas:
         pass
     int CR_OK
+    void set_draw_whole_road(cbool on)
     Env* alloc_envs(size_t n)
     void free_envs(Env* e)
     Canvas* canvas_new()
@@ -88,6 +89,12 @@ cdef extern from "_car_racing.hpp" namespace "cycr" nogil:
 
 
 _GLYPHS = None
+
+
+def _draw_whole_road(cbool on):
+    """Test switch: draw the road's rows under the panel too (the path taken when a bar rises
+    above the panel). Process-wide; flip it only between steps."""
+    set_draw_whole_road(on)
 
 
 def _score_glyphs():

@@ -1,10 +1,10 @@
-/* _cr_draw.h -- exact, thread-safe re-implementation of the two pygame-ce
- * 2.5.8 drawing operations that gymnasium's CarRacing-v3 uses for its frames:
+/* _cr_draw.h -- exact, thread-safe re-implementation of the pygame-ce 2.5.8
+ * drawing operation that gymnasium's CarRacing-v3 uses for its car and panel:
  *
  *   pygame.draw.polygon(surf, (r, g, b), pts)      (filled, width 0)
- *   pygame.transform.flip(surf, False, True)
  *
- * on a pygame.Surface((w, h)) (32-bit XRGB8888, pixel = 0x00RRGGBB, pitch w).
+ * on a pygame.Surface((w, h)) (32-bit XRGB8888, pixel = 0x00RRGGBB) seen
+ * through a cr_surface (_cr_surface.h).
  * The output is bit-identical to pygame-ce 2.5.8's x86-64 wheel, including the
  * float32 rounding of its scanline arithmetic and its 32-bit integer
  * wrap-around on absurd coordinates.  Written from the observed behaviour of
@@ -34,6 +34,8 @@
 #include <string.h>
 #include <math.h>
 #include <float.h>
+
+#include "_cr_surface.h"
 
 #if defined(FLT_EVAL_METHOD) && (FLT_EVAL_METHOD == 1 || FLT_EVAL_METHOD == 2)
 #error "_cr_draw.h needs float expressions evaluated in single precision (SSE, not x87)"
@@ -67,17 +69,16 @@ static inline int32_t cr__f2i(float f)
     return INT32_MIN;
 }
 
-/* Fill pixels x1..x2 (either order) of row y, clipped to the w x h surface. */
-static inline void cr__hline(uint32_t *px, int w, int h, uint32_t c, int32_t x1, int32_t y,
-                             int32_t x2)
+/* Fill pixels x1..x2 (either order) of row y, clipped to the surface and its written rows. */
+static inline void cr__hline(const cr_surface *s, uint32_t c, int32_t x1, int32_t y, int32_t x2)
 {
-    if (y < 0 || y >= h) return;
+    if (y < s->ylo || y >= s->yhi) return;
     if (x2 < x1) { int32_t t = x1; x1 = x2; x2 = t; }
     if (x1 < 0) x1 = 0;
-    if (x2 > w - 1) x2 = w - 1;
-    if (x2 < 0 || x1 >= w) return;
+    if (x2 > s->w - 1) x2 = s->w - 1;
+    if (x2 < 0 || x1 >= s->w) return;
     {
-        uint32_t *row = px + (size_t)y * (size_t)w;
+        uint32_t *row = cr_surface_row(s, y);
         int32_t x;
         for (x = x1; x <= x2; ++x) row[x] = c;
     }
@@ -111,7 +112,7 @@ static inline void cr__msort(int32_t *b, int n, int32_t *tmp)
 
 /* pygame's 3-point path: walk the two sides from the top vertex, slopes in
  * float computed through double. */
-static inline void cr__filltri(uint32_t *px, int w, int h, uint32_t c, const int32_t *xs,
+static inline void cr__filltri(const cr_surface *s, uint32_t c, const int32_t *xs,
                                const int32_t *ys)
 {
     int32_t p0x = xs[0], p0y = ys[0], p1x = xs[1], p1y = ys[1], p2x = xs[2], p2y = ys[2], t;
@@ -133,9 +134,9 @@ static inline void cr__filltri(uint32_t *px, int w, int h, uint32_t c, const int
     d1 = (float)((double)cr__sub(p2x, p0x) / ((double)cr__sub(p2y, p0y) + 1e-17));
     d2 = (float)((double)cr__sub(p1x, p0x) / ((double)cr__sub(p1y, p0y) + 1e-17));
     d3 = (float)((double)cr__sub(p2x, p1x) / ((double)cr__sub(p2y, p1y) + 1e-17));
-    /* pygame visits p0y..p2y; rows off the surface draw nothing */
-    ylo = p0y > 0 ? p0y : 0;
-    yhi = p2y < h - 1 ? p2y : h - 1;
+    /* pygame visits p0y..p2y; rows off the surface (or the written rows) draw nothing */
+    ylo = p0y > s->ylo ? p0y : s->ylo;
+    yhi = p2y < s->yhi - 1 ? p2y : s->yhi - 1;
     for (y = ylo; y <= yhi; ++y) {
         float dy0 = (float)cr__sub(y, p0y);
         int32_t xa = cr__add(p0x, cr__f2i(dy0 * d1));
@@ -146,18 +147,18 @@ static inline void cr__filltri(uint32_t *px, int w, int h, uint32_t c, const int
             float dy1 = (float)cr__sub(y, p1y);
             xb = cr__add(p1x, cr__f2i(dy1 * d3));
         }
-        cr__hline(px, w, h, c, xa, y, xb);
+        cr__hline(s, c, xa, y, xb);
     }
 }
 
 /* Exactly pygame.draw.polygon(surf, (r,g,b), pts) (width 0) on a 32-bit
- * XRGB8888 surface (pygame.Surface((w, h)), 0x00RRGGBB, pitch w pixels),
+ * XRGB8888 surface (pygame.Surface((w, h)), 0x00RRGGBB) seen through s,
  * pts = n (x, y) Python floats given as xs[i], ys[i].
  * n >= 3 (pygame raises for fewer; here n < 3 draws nothing).
  * scratch: at least CR_DRAW_POLYGON_SCRATCH(n) = 4*n ints, caller-owned,
  * contents ignored on entry and clobbered. */
-static inline void cr_draw_polygon(uint32_t *px, int w, int h, const double *xs, const double *ys,
-                                   int n, uint8_t r, uint8_t g, uint8_t b, int *scratch)
+static inline void cr_draw_polygon(const cr_surface *s, const double *xs, const double *ys, int n,
+                                   uint8_t r, uint8_t g, uint8_t b, int *scratch)
 {
     const uint32_t c = ((uint32_t)r << 16) | ((uint32_t)g << 8) | (uint32_t)b;
     int32_t *vx = (int32_t *)scratch; /* [0, n)   truncated x */
@@ -167,14 +168,14 @@ static inline void cr_draw_polygon(uint32_t *px, int w, int h, const double *xs,
     int32_t miny, maxy, y, ylo, yhi;
     int i;
 
-    if (n < 3 || w <= 0 || h <= 0) return;
+    if (n < 3 || s->w <= 0 || s->h <= 0) return;
     /* pygame converts each float coordinate with a C (int) cast */
     for (i = 0; i < n; ++i) {
         vx[i] = cr__d2i(xs[i]);
         vy[i] = cr__d2i(ys[i]);
     }
     if (n == 3) {
-        cr__filltri(px, w, h, c, vx, vy);
+        cr__filltri(s, c, vx, vy);
         return;
     }
 
@@ -190,7 +191,7 @@ static inline void cr_draw_polygon(uint32_t *px, int w, int h, const double *xs,
             if (vx[i] < minx) minx = vx[i];
             if (vx[i] > maxx) maxx = vx[i];
         }
-        cr__hline(px, w, h, c, minx, miny, maxx);
+        cr__hline(s, c, minx, miny, maxx);
         return;
     }
 
@@ -199,9 +200,9 @@ static inline void cr_draw_polygon(uint32_t *px, int w, int h, const double *xs,
      * too.  The crossing offset is computed in float and rounded down for the
      * 1st, 3rd, ... crossing found in vertex order and up for the 2nd, 4th,
      * ... (before sorting!).  Crossings are then sorted and paired.  Rows that
-     * are off the surface produce no pixels, so they are skipped. */
-    ylo = miny > 0 ? miny : 0;
-    yhi = maxy < h - 1 ? maxy : h - 1;
+     * are off the surface (or not written) produce no pixels, so they are skipped. */
+    ylo = miny > s->ylo ? miny : s->ylo;
+    yhi = maxy < s->yhi - 1 ? maxy : s->yhi - 1;
     for (y = ylo; y <= yhi; ++y) {
         int k = 0;
         for (i = 0; i < n; ++i) {
@@ -224,7 +225,7 @@ static inline void cr_draw_polygon(uint32_t *px, int w, int h, const double *xs,
         }
         cr__msort(cross, k, tmp);
         /* k is always even for a closed polygon */
-        for (i = 0; i + 1 < k; i += 2) cr__hline(px, w, h, c, cross[i], y, cross[i + 1]);
+        for (i = 0; i + 1 < k; i += 2) cr__hline(s, c, cross[i], y, cross[i + 1]);
     }
 
     /* A horizontal edge strictly between the top and bottom rows can be a
@@ -233,24 +234,7 @@ static inline void cr_draw_polygon(uint32_t *px, int w, int h, const double *xs,
     for (i = 0; i < n; ++i) {
         int ip = i ? i - 1 : n - 1;
         y = vy[i];
-        if (miny < y && vy[ip] == y && y < maxy) cr__hline(px, w, h, c, vx[i], y, vx[ip]);
-    }
-}
-
-/* Exactly pygame.transform.flip(surf, False, True), in place: row k <-> row
- * h-1-k, whole 32-bit pixels. */
-static inline void cr_flip_rows(uint32_t *px, int w, int h)
-{
-    int top, bot, x;
-    if (w <= 0) return;
-    for (top = 0, bot = h - 1; top < bot; ++top, --bot) {
-        uint32_t *a = px + (size_t)top * (size_t)w;
-        uint32_t *z = px + (size_t)bot * (size_t)w;
-        for (x = 0; x < w; ++x) {
-            uint32_t t = a[x];
-            a[x] = z[x];
-            z[x] = t;
-        }
+        if (miny < y && vy[ip] == y && y < maxy) cr__hline(s, c, vx[i], y, vx[ip]);
     }
 }
 

@@ -40,6 +40,8 @@
 #include <float.h>
 #include <limits.h>
 
+#include "_cr_surface.h"
+
 #if INT_MAX != 2147483647
 #error "_cr_gfx.h assumes a 32-bit int"
 #endif
@@ -100,13 +102,13 @@ static inline int cr_gfx_coord(double v, int *out)
    (diff * alpha) >> 8, with the difference taken in wrapping uint32 maths on
    the masked channel (so a negative difference borrows from the bits above;
    the final mask keeps the channel).  The result never keeps bits 24..31. */
-static inline void cr_gfx_put(uint32_t *px, int w, int h, int x, int y,
+static inline void cr_gfx_put(const cr_surface *s, int x, int y,
                               uint32_t c, uint32_t alpha)
 {
     uint32_t *p, d, R, G, B;
-    if (x < 0 || x > w - 1 || y < 0 || y > h - 1)
+    if (x < 0 || x > s->w - 1 || y < s->ylo || y >= s->yhi)
         return;
-    p = px + (size_t)y * (size_t)w + (size_t)x;
+    p = cr_surface_row(s, y) + x;
     if (alpha == 255u) {
         *p = c;
         return;
@@ -119,31 +121,33 @@ static inline void cr_gfx_put(uint32_t *px, int w, int h, int x, int y,
 }
 
 /* hlineColor with an opaque colour: endpoints in either order, clipped. */
-static inline void cr_gfx_hline(uint32_t *px, int w, int h, int x1, int x2,
-                                int y, uint32_t c)
+static inline void cr_gfx_hline(const cr_surface *s, int x1, int x2, int y,
+                                uint32_t c)
 {
     int x, t;
+    uint32_t *row;
     if (x1 > x2) { t = x1; x1 = x2; x2 = t; }
-    if (x2 < 0 || x1 > w - 1 || y < 0 || y > h - 1)
+    if (x2 < 0 || x1 > s->w - 1 || y < s->ylo || y >= s->yhi)
         return;
     if (x1 < 0) x1 = 0;
-    if (x2 > w - 1) x2 = w - 1;
+    if (x2 > s->w - 1) x2 = s->w - 1;
+    row = cr_surface_row(s, y);
     for (x = x1; x <= x2; x++)
-        px[(size_t)y * (size_t)w + (size_t)x] = c;
+        row[x] = c;
 }
 
 /* vlineColor with an opaque colour: endpoints in either order, clipped. */
-static inline void cr_gfx_vline(uint32_t *px, int w, int h, int x, int y1,
-                                int y2, uint32_t c)
+static inline void cr_gfx_vline(const cr_surface *s, int x, int y1, int y2,
+                                uint32_t c)
 {
     int y, t;
     if (y1 > y2) { t = y1; y1 = y2; y2 = t; }
-    if (x < 0 || x > w - 1 || y2 < 0 || y1 > h - 1)
+    if (x < 0 || x > s->w - 1 || y2 < s->ylo || y1 >= s->yhi)
         return;
-    if (y1 < 0) y1 = 0;
-    if (y2 > h - 1) y2 = h - 1;
+    if (y1 < s->ylo) y1 = s->ylo;
+    if (y2 > s->yhi - 1) y2 = s->yhi - 1;
     for (y = y1; y <= y2; y++)
-        px[(size_t)y * (size_t)w + (size_t)x] = c;
+        cr_surface_row(s, y)[x] = c;
 }
 
 /* ---- anti-aliased line (SDL_gfx _aalineColor, draw_endpoint = 0) --------- */
@@ -214,13 +218,13 @@ static inline int cr_gfx_clip_line(int w, int h, int *px1, int *py1,
      (so at most 254: Wu pixels always blend);
    - the error step is ((minor << 16) / major) << 16 in 32 bits, which is 0
      for an exact 45-degree edge: the minor axis then advances every step. */
-static inline void cr_gfx_aaline(uint32_t *px, int w, int h, int x1, int y1,
+static inline void cr_gfx_aaline(const cr_surface *s, int x1, int y1,
                                  int x2, int y2, uint32_t c)
 {
     int xx0, yy0, xx1, yy1, dx, dy, t, xdir;
     uint32_t erracc = 0, erradj, prev, wgt;
 
-    if (!cr_gfx_clip_line(w, h, &x1, &y1, &x2, &y2))
+    if (!cr_gfx_clip_line(s->w, s->h, &x1, &y1, &x2, &y2))
         return;
     xx0 = x1; yy0 = y1; xx1 = x2; yy1 = y2;
     if (yy0 > yy1) {
@@ -232,13 +236,13 @@ static inline void cr_gfx_aaline(uint32_t *px, int w, int h, int x1, int y1,
 
     if (dx == 0) {
         if (dy > 0)
-            cr_gfx_vline(px, w, h, x1, yy0, yy0 + dy, c);
+            cr_gfx_vline(s, x1, yy0, yy0 + dy, c);
         else
-            cr_gfx_put(px, w, h, x1, y1, c, 255u);
+            cr_gfx_put(s, x1, y1, c, 255u);
         return;
     }
     if (dy == 0) {
-        cr_gfx_hline(px, w, h, xx0, xx0 + dx, y1, c);
+        cr_gfx_hline(s, xx0, xx0 + dx, y1, c);
         return;
     }
 
@@ -249,7 +253,7 @@ static inline void cr_gfx_aaline(uint32_t *px, int w, int h, int x1, int y1,
         dx = -dx;
     }
 
-    cr_gfx_put(px, w, h, x1, y1, c, 255u);
+    cr_gfx_put(s, x1, y1, c, 255u);
 
     if (dy > dx) {
         /* y-major: x steps by xdir whenever the accumulator wraps */
@@ -264,8 +268,8 @@ static inline void cr_gfx_aaline(uint32_t *px, int w, int h, int x1, int y1,
             }
             yy0++;
             wgt = (erracc >> 24) & 255u;
-            cr_gfx_put(px, w, h, xx0, yy0, c, (255u * (255u - wgt)) >> 8);
-            cr_gfx_put(px, w, h, xnext, yy0, c, (255u * wgt) >> 8);
+            cr_gfx_put(s, xx0, yy0, c, (255u * (255u - wgt)) >> 8);
+            cr_gfx_put(s, xnext, yy0, c, (255u * wgt) >> 8);
         }
     } else {
         /* x-major: y steps down whenever the accumulator wraps */
@@ -280,8 +284,8 @@ static inline void cr_gfx_aaline(uint32_t *px, int w, int h, int x1, int y1,
             }
             xx0 += xdir;
             wgt = (erracc >> 24) & 255u;
-            cr_gfx_put(px, w, h, xx0, yy0, c, (255u * (255u - wgt)) >> 8);
-            cr_gfx_put(px, w, h, xx0, ynext, c, (255u * wgt) >> 8);
+            cr_gfx_put(s, xx0, yy0, c, (255u * (255u - wgt)) >> 8);
+            cr_gfx_put(s, xx0, ynext, c, (255u * wgt) >> 8);
         }
     }
     /* draw_endpoint is 0 for polygons: the last pixel is left out. */
@@ -290,14 +294,14 @@ static inline void cr_gfx_aaline(uint32_t *px, int w, int h, int x1, int y1,
 /* ---- polygon entry points on 16-bit coordinates -------------------------- */
 
 /* aapolygonColor: edges i-1 -> i for i = 1..n-1, then n-1 -> 0. */
-static inline void cr_gfx_aapolygon_i(uint32_t *px, int w, int h,
+static inline void cr_gfx_aapolygon_i(const cr_surface *s,
                                       const int *vx, const int *vy, int n,
                                       uint32_t c)
 {
     int i;
     for (i = 1; i < n; i++)
-        cr_gfx_aaline(px, w, h, vx[i - 1], vy[i - 1], vx[i], vy[i], c);
-    cr_gfx_aaline(px, w, h, vx[n - 1], vy[n - 1], vx[0], vy[0], c);
+        cr_gfx_aaline(s, vx[i - 1], vy[i - 1], vx[i], vy[i], c);
+    cr_gfx_aaline(s, vx[n - 1], vy[n - 1], vx[0], vy[0], c);
 }
 
 /* qsort comparator of the reference: a - b in wrapping int32, tested <= 0. */
@@ -338,7 +342,7 @@ static inline void cr_gfx_msort(int *b, int n, int *tmp)
    spans round (v+1) and (v-1) to nearest via (v >> 16) + bit 15, and are
    handed to hline as Sint16 (so they wrap too).  `ints` and `tmp` need n
    ints each (int is 32 bits on every supported target). */
-static inline void cr_gfx_filled_polygon_i(uint32_t *px, int w, int h,
+static inline void cr_gfx_filled_polygon_i(const cr_surface *s,
                                            const int *vx, const int *vy, int n,
                                            uint32_t c, int *ints, int *tmp)
 {
@@ -348,9 +352,9 @@ static inline void cr_gfx_filled_polygon_i(uint32_t *px, int w, int h,
         if (vy[i] < miny) miny = vy[i];
         else if (vy[i] > maxy) maxy = vy[i];
     }
-    /* rows outside the surface would be rejected by hline anyway */
-    ylo = miny < 0 ? 0 : miny;
-    yhi = maxy > h - 1 ? h - 1 : maxy;
+    /* rows outside the written window would be rejected by hline anyway */
+    ylo = miny < s->ylo ? s->ylo : miny;
+    yhi = maxy > s->yhi - 1 ? s->yhi - 1 : maxy;
     for (y = ylo; y <= yhi; y++) {
         cnt = 0;
         for (i = 0; i < n; i++) {
@@ -375,7 +379,7 @@ static inline void cr_gfx_filled_polygon_i(uint32_t *px, int w, int h,
             int32_t xb = cr_gfx_s32((uint32_t)ints[i + 1] - 1u);
             xa = cr_gfx_asr16(xa) + (int32_t)(((uint32_t)xa & 32768u) >> 15);
             xb = cr_gfx_asr16(xb) + (int32_t)(((uint32_t)xb & 32768u) >> 15);
-            cr_gfx_hline(px, w, h, cr_gfx_wrap16((uint32_t)xa),
+            cr_gfx_hline(s, cr_gfx_wrap16((uint32_t)xa),
                          cr_gfx_wrap16((uint32_t)xb), y, c);
         }
     }
@@ -402,25 +406,25 @@ static inline uint32_t cr_gfx_rgb(uint8_t r, uint8_t g, uint8_t b)
 }
 
 /* pygame.gfxdraw.aapolygon(surf, pts, (r, g, b)).  scratch: 4*n ints. */
-static inline int cr_gfx_aapolygon(uint32_t *px, int w, int h,
+static inline int cr_gfx_aapolygon(const cr_surface *s,
                                    const double *xs, const double *ys, int n,
                                    uint8_t r, uint8_t g, uint8_t b, int *scratch)
 {
     if (!cr_gfx_points(xs, ys, n, scratch))
         return -1;
-    cr_gfx_aapolygon_i(px, w, h, scratch, scratch + n, n, cr_gfx_rgb(r, g, b));
+    cr_gfx_aapolygon_i(s, scratch, scratch + n, n, cr_gfx_rgb(r, g, b));
     return 0;
 }
 
 /* pygame.gfxdraw.filled_polygon(surf, pts, (r, g, b)).  scratch: 4*n ints. */
-static inline int cr_gfx_filled_polygon(uint32_t *px, int w, int h,
+static inline int cr_gfx_filled_polygon(const cr_surface *s,
                                         const double *xs, const double *ys,
                                         int n, uint8_t r, uint8_t g, uint8_t b,
                                         int *scratch)
 {
     if (!cr_gfx_points(xs, ys, n, scratch))
         return -1;
-    cr_gfx_filled_polygon_i(px, w, h, scratch, scratch + n, n,
+    cr_gfx_filled_polygon_i(s, scratch, scratch + n, n,
                             cr_gfx_rgb(r, g, b), scratch + 2 * n,
                             scratch + 3 * n);
     return 0;
@@ -428,15 +432,15 @@ static inline int cr_gfx_filled_polygon(uint32_t *px, int w, int h,
 
 /* aapolygon followed by filled_polygon with the same points and colour
    (what CarRacing does per road/grass polygon).  scratch: 4*n ints. */
-static inline int cr_gfx_polygon(uint32_t *px, int w, int h,
+static inline int cr_gfx_polygon(const cr_surface *s,
                                  const double *xs, const double *ys, int n,
                                  uint8_t r, uint8_t g, uint8_t b, int *scratch)
 {
     uint32_t c = cr_gfx_rgb(r, g, b);
     if (!cr_gfx_points(xs, ys, n, scratch))
         return -1;
-    cr_gfx_aapolygon_i(px, w, h, scratch, scratch + n, n, c);
-    cr_gfx_filled_polygon_i(px, w, h, scratch, scratch + n, n, c,
+    cr_gfx_aapolygon_i(s, scratch, scratch + n, n, c);
+    cr_gfx_filled_polygon_i(s, scratch, scratch + n, n, c,
                             scratch + 2 * n,
                             scratch + 3 * n);
     return 0;

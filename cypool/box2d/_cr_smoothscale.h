@@ -76,14 +76,14 @@ static inline size_t cr_smoothscale_scratch_bytes(int sw, int sh, int dw, int dh
 
 /* Shrink each row of the XRGB source from sw to dw pixels; rows are written as dw*3 RGB bytes,
    `out_stride` bytes apart. Lane-by-lane form, the portable reference. */
-static inline void cr_ss_shrink_x_scalar(const uint32_t *src, int sw, int sh, uint8_t *out, size_t out_stride,
-                                  int dw)
+static inline void cr_ss_shrink_x_scalar(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *out,
+                                         size_t out_stride, int dw)
 {
     const int space = CR_SS_ONE * sw / dw;
     const uint16_t recip = (uint16_t)(0x40000000 / space);
     int y;
     for (y = 0; y < sh; y++) {
-        const uint32_t *row = src + (size_t)y * (size_t)sw;
+        const uint32_t *row = src + (ptrdiff_t)y * pitch;
         uint8_t *o = out + (size_t)y * out_stride;
         /* 32-bit sums here are taken modulo 65536 where used: the same as 16-bit wrapping adds */
         uint32_t ar = 0, ag = 0, ab = 0;
@@ -162,16 +162,16 @@ static inline void cr_ss_shrink_y_scalar(const uint8_t *in, size_t in_stride, in
 /* Two rows per 128-bit register (low half row y, high half row y+1), four 16-bit lanes per pixel
    (B, G, R, X). A span's number of whole pixels is the same for every row, so it is computed
    from the counter instead of testing the counter at every pixel. */
-static inline void cr_ss_shrink_x_sse2(const uint32_t *src, int sw, int sh, uint8_t *out, size_t out_stride,
-                                       int dw)
+static inline void cr_ss_shrink_x_sse2(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *out,
+                                       size_t out_stride, int dw)
 {
     const int space = CR_SS_ONE * sw / dw;
     const __m128i recip = _mm_set1_epi16((short)(uint16_t)(0x40000000 / space));
     const __m128i zero = _mm_setzero_si128();
     int y;
     for (y = 0; y < sh; y += 2) {
-        const uint32_t *r0 = src + (size_t)y * (size_t)sw;
-        const uint32_t *r1 = (y + 1 < sh) ? r0 + sw : r0; /* odd height: last row twice */
+        const uint32_t *r0 = src + (ptrdiff_t)y * pitch;
+        const uint32_t *r1 = (y + 1 < sh) ? r0 + pitch : r0; /* odd height: last row twice */
         uint8_t *o0 = out + (size_t)y * out_stride;
         uint8_t *o1 = (y + 1 < sh) ? o0 + out_stride : o0;
         __m128i acc = zero;
@@ -285,7 +285,7 @@ static inline void cr_ss_shrink_y_sse2(const uint8_t *in, size_t in_stride, int 
 /* out: when rgb is NULL, output pixel j of line y goes to tout[j * tout_stride + y] (tout_stride
    must be >= rows rounded up to 8: whole groups of 8 are stored); else to rgb[(j * rows + y) * 3]
    as R, G, B bytes. Line r is at in + r * in_stride; reads stay inside [0, len) of each line. */
-__attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uint32_t *in, size_t in_stride,
+__attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uint32_t *in, ptrdiff_t in_stride,
                                                                        int rows, int len, int olen, uint32_t *tout,
                                                                        size_t tout_stride, uint8_t *rgb)
 {
@@ -308,7 +308,7 @@ __attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uin
         int nfull = (counter - 1) / CR_SS_ONE;
         int s = nfull;
         int cs = counter - nfull * CR_SS_ONE;
-        for (r = 0; r < 8; r++) p[r] = in + (size_t)(y0 + (r < nv ? r : nv - 1)) * in_stride;
+        for (r = 0; r < 8; r++) p[r] = in + (ptrdiff_t)(y0 + (r < nv ? r : nv - 1)) * in_stride;
         for (c0 = 0; c0 < len && j < olen; c0 += CR_SS_CHUNK) {
             const int c1 = len - c0 < CR_SS_CHUNK ? len : c0 + CR_SS_CHUNK;
             int c;
@@ -388,23 +388,24 @@ __attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uin
 }
 
 /* Both passes with the AVX2 routine (dw < sw and dh < sh). */
-static inline void cr_ss_scale_avx2(const uint32_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
-                                    void *scratch)
+static inline void cr_ss_scale_avx2(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *dst, int dw,
+                                    int dh, void *scratch)
 {
     const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
     uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
-    cr_ss_shrink_t_avx2(src, (size_t)sw, sh, sw, dw, t, sh8, NULL); /* X: (sh, sw) -> (dw, sh) */
-    cr_ss_shrink_t_avx2(t, sh8, dw, sh, dh, NULL, 0, dst);          /* Y: (dw, sh) -> (dh, dw) RGB */
+    cr_ss_shrink_t_avx2(src, pitch, sh, sw, dw, t, sh8, NULL);       /* X: (sh, sw) -> (dw, sh) */
+    cr_ss_shrink_t_avx2(t, (ptrdiff_t)sh8, dw, sh, dh, NULL, 0, dst); /* Y: (dw, sh) -> (dh, dw) RGB */
 }
 #endif /* AVX2 */
 
 /* Pass selection: SSE2 form where the compiler targets SSE2 (all x86-64), else the scalar one. */
-static inline void cr_ss_shrink_x(const uint32_t *src, int sw, int sh, uint8_t *out, size_t out_stride, int dw)
+static inline void cr_ss_shrink_x(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *out,
+                                  size_t out_stride, int dw)
 {
 #ifdef CR_SS_HAVE_SSE2
-    cr_ss_shrink_x_sse2(src, sw, sh, out, out_stride, dw);
+    cr_ss_shrink_x_sse2(src, pitch, sw, sh, out, out_stride, dw);
 #else
-    cr_ss_shrink_x_scalar(src, sw, sh, out, out_stride, dw);
+    cr_ss_shrink_x_scalar(src, pitch, sw, sh, out, out_stride, dw);
 #endif
 }
 
@@ -418,13 +419,30 @@ static inline void cr_ss_shrink_y(const uint8_t *in, size_t in_stride, int n, in
 #endif
 }
 
+/* The source's R, G, B bytes, row after row (dw == sw). */
+static inline void cr_ss_copy_rgb(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *out)
+{
+    int x, y;
+    for (y = 0; y < sh; y++) {
+        const uint32_t *row = src + (ptrdiff_t)y * pitch;
+        for (x = 0; x < sw; x++) {
+            const uint32_t p = row[x];
+            out[0] = (uint8_t)(p >> 16);
+            out[1] = (uint8_t)(p >> 8);
+            out[2] = (uint8_t)p;
+            out += 3;
+        }
+    }
+}
+
 /* Exactly np.transpose(pixels3d(pygame.transform.smoothscale(src, (dw, dh))), (1, 0, 2)) for a
-   32-bit XRGB8888 source surface (pygame.Surface((sw, sh)), 0x00RRGGBB, pitch sw pixels):
+   32-bit XRGB8888 source surface (pygame.Surface((sw, sh)), 0x00RRGGBB): row y of the source is at
+   src + y * pitch (pitch in pixels, >= sw in magnitude; negative for a source read upside down).
    dst is dh*dw*3 bytes, row-major (y, x, rgb). Shrinking in both directions (dw <= sw, dh <= sh).
    scratch: cr_smoothscale_scratch_bytes(sw, sh, dw, dh) bytes, uint16_t-aligned, owned by the
    calling thread for the duration of the call (contents on entry do not matter). */
-static inline void cr_smoothscale_rgb(const uint32_t *src, int sw, int sh, uint8_t *dst, int dw, int dh,
-                                      void *scratch)
+static inline void cr_smoothscale_rgb(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *dst, int dw,
+                                      int dh, void *scratch)
 {
     uint16_t *acc = (uint16_t *)scratch;
     uint8_t *tmp = (uint8_t *)scratch + (size_t)dw * 3u * sizeof(uint16_t);
@@ -432,35 +450,21 @@ static inline void cr_smoothscale_rgb(const uint32_t *src, int sw, int sh, uint8
     if (dw <= 0 || dh <= 0) return;
 #ifdef CR_SS_HAVE_AVX2
     if (dw < sw && dh < sh && __builtin_cpu_supports("avx2")) {
-        cr_ss_scale_avx2(src, sw, sh, dst, dw, dh, scratch);
+        cr_ss_scale_avx2(src, pitch, sw, sh, dst, dw, dh, scratch);
         return;
     }
 #endif
     if (dh == sh) {
-        if (dw == sw) { /* pygame copies the surface */
-            size_t i, total = (size_t)sw * (size_t)sh;
-            for (i = 0; i < total; i++) {
-                const uint32_t p = src[i];
-                dst[3 * i + 0] = (uint8_t)(p >> 16);
-                dst[3 * i + 1] = (uint8_t)(p >> 8);
-                dst[3 * i + 2] = (uint8_t)p;
-            }
-        } else {
-            cr_ss_shrink_x(src, sw, sh, dst, n, dw);
-        }
+        if (dw == sw) /* pygame copies the surface */
+            cr_ss_copy_rgb(src, pitch, sw, sh, dst);
+        else
+            cr_ss_shrink_x(src, pitch, sw, sh, dst, n, dw);
         return;
     }
-    if (dw == sw) { /* Y only: filter the source's own bytes */
-        size_t i, total = (size_t)sw * (size_t)sh;
-        for (i = 0; i < total; i++) {
-            const uint32_t p = src[i];
-            tmp[3 * i + 0] = (uint8_t)(p >> 16);
-            tmp[3 * i + 1] = (uint8_t)(p >> 8);
-            tmp[3 * i + 2] = (uint8_t)p;
-        }
-    } else {
-        cr_ss_shrink_x(src, sw, sh, tmp, n, dw);
-    }
+    if (dw == sw) /* Y only: filter the source's own bytes */
+        cr_ss_copy_rgb(src, pitch, sw, sh, tmp);
+    else
+        cr_ss_shrink_x(src, pitch, sw, sh, tmp, n, dw);
     cr_ss_shrink_y(tmp, n, (int)n, sh, dst, dh, acc);
 }
 

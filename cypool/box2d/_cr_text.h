@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_cr_surface.h"
+
 #define CR_SCORE_NGLYPH 11          /* '0'..'9' -> 0..9, '-' -> 10 */
 #define CR_SCORE_MAX_CHARS 320      /* longest "04.0f" of a finite double: 310 + NUL */
 #define CR_SCORE_CENTER_X 60
@@ -137,12 +139,12 @@ static inline int cr_format_score(double x, char *buf)
     return len;
 }
 
-/* Blits the score text of `reward` onto a w x h XRGB8888 canvas (0x00RRGGBB, pitch w),
- * exactly as the Python code at the top of this file does (clipped at the canvas edges).
+/* Blits the score text of `reward` onto an XRGB8888 canvas (0x00RRGGBB) seen through surf,
+ * exactly as the Python code at the top of this file does (clipped at the canvas edges; rows
+ * outside its written window are left alone).
  * Returns 0; 1 if reward is not finite (inf/nan: not drawable from the table);
  * 2 if the table is unusable. */
-static inline int cr_draw_score(uint32_t *px, int w, int h, double reward,
-                                const cr_glyph_table *t)
+static inline int cr_draw_score(const cr_surface *surf, double reward, const cr_glyph_table *t)
 {
     char s[CR_SCORE_MAX_CHARS];
     int32_t xs[CR_SCORE_MAX_CHARS];
@@ -172,9 +174,9 @@ static inline int cr_draw_score(uint32_t *px, int w, int h, double reward,
     x0 = CR_SCORE_CENTER_X - width / 2;
     y0 = CR_SCORE_CENTER_Y - t->height / 2;
     cx0 = x0 > 0 ? x0 : 0;
-    cx1 = x0 + width < w ? x0 + width : w;
-    cy0 = y0 > 0 ? y0 : 0;
-    cy1 = y0 + t->height < h ? y0 + t->height : h;
+    cx1 = x0 + width < surf->w ? x0 + width : surf->w;
+    cy0 = y0 > surf->ylo ? y0 : surf->ylo;
+    cy1 = y0 + t->height < surf->yhi ? y0 + t->height : surf->yhi;
     if (cx0 >= cx1 || cy0 >= cy1)
         return 0;
 
@@ -183,7 +185,7 @@ static inline int cr_draw_score(uint32_t *px, int w, int h, double reward,
     lo = 0;
     hi = 0;
     for (lx = (int)(cx0 - x0); lx < (int)(cx1 - x0); lx++) {
-        uint32_t *col = px + (int64_t)(cy0)*w + (lx + x0);
+        uint32_t *col = cr_surface_row(surf, (int)cy0) + (lx + x0);
         while (hi < n && xs[hi] <= lx)
             hi++;
         while (lo < hi && xs[lo] + t->cell_w <= lx)
@@ -195,7 +197,7 @@ static inline int cr_draw_score(uint32_t *px, int w, int h, double reward,
                 v |= t->cells[((size_t)gs[k] * (size_t)t->height + (size_t)ly) * (size_t)t->cell_w +
                               (size_t)(lx - xs[k])];
             *col = t->palette[v];
-            col += w;
+            col += surf->pitch;
         }
     }
     return 0;

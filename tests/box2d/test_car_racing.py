@@ -93,6 +93,16 @@ def test_frames_and_rewards_equal_gymnasium(kwargs, seed):
     run_both(kwargs, seed, 150)
 
 
+def test_frames_with_the_whole_road_drawn():
+    # the path of a bar above the panel: every road row drawn, the panel's rows drawn over them
+    from cypool.box2d import _car_racing
+    _car_racing._draw_whole_road(True)
+    try:
+        run_both({"domain_randomize": True}, 5, 60)
+    finally:
+        _car_racing._draw_whole_road(False)
+
+
 def test_autoresets_and_two_threads():
     # a short time limit: every env truncates and resets (a new track in the same world)
     ended = run_both({}, 7, 130, n=3, num_threads=2, limit=40)

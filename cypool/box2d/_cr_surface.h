@@ -1,0 +1,53 @@
+/* _cr_surface.h -- the drawing target of the CarRacing rasterisers (_cr_gfx.h, _cr_draw.h,
+ * _cr_text.h): a pygame.Surface((w, h)) of 32-bit XRGB8888 pixels (0x00RRGGBB) seen through
+ * a row pitch that may be negative, with a window of rows that are written.
+ *
+ * The algorithms see only w and h (pygame's clip rectangle is the whole surface), so the
+ * window never changes which pixels a call computes: rows outside [ylo, yhi) are simply not
+ * stored. CarRacing uses both: the road is drawn with rows 0..99 left out when the panel will
+ * cover them, and the panel is drawn on an upside-down view of the same canvas, which takes
+ * the place of pygame.transform.flip.
+ *
+ * C99 and C++14; no globals. */
+#ifndef CYPOOL_CR_SURFACE_H
+#define CYPOOL_CR_SURFACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint32_t *row0;  /* pixel (0, 0); row y starts at row0 + y * pitch */
+    ptrdiff_t pitch; /* pixels from one row to the next (negative: the view is upside down) */
+    int w, h;        /* the surface's size, i.e. its clip rectangle */
+    int ylo, yhi;    /* rows ylo <= y < yhi are written (0 <= ylo <= yhi <= h) */
+} cr_surface;
+
+static inline uint32_t *cr_surface_row(const cr_surface *s, int y)
+{
+    return s->row0 + (ptrdiff_t)y * s->pitch;
+}
+
+/* The whole w x h buffer px (pitch w), every row written. */
+static inline cr_surface cr_surface_of(uint32_t *px, int w, int h)
+{
+    cr_surface s;
+    s.row0 = px;
+    s.pitch = w;
+    s.w = w;
+    s.h = h;
+    s.ylo = 0;
+    s.yhi = h;
+    return s;
+}
+
+/* The same buffer upside down: row y of the view is row h-1-y of px
+ * (pygame.transform.flip(surf, False, True) without moving a pixel). */
+static inline cr_surface cr_surface_flipped(uint32_t *px, int w, int h)
+{
+    cr_surface s = cr_surface_of(px, w, h);
+    s.row0 = px + (ptrdiff_t)(h - 1) * w;
+    s.pitch = -(ptrdiff_t)w;
+    return s;
+}
+
+#endif /* CYPOOL_CR_SURFACE_H */
