@@ -77,11 +77,7 @@ static inline void cr__hline(const cr_surface *s, uint32_t c, int32_t x1, int32_
     if (x1 < 0) x1 = 0;
     if (x2 > s->w - 1) x2 = s->w - 1;
     if (x2 < 0 || x1 >= s->w) return;
-    {
-        uint32_t *row = cr_surface_row(s, y);
-        int32_t x;
-        for (x = x1; x <= x2; ++x) row[x] = c;
-    }
+    cr_fill(cr_surface_row(s, y) + x1, x2 - x1 + 1, c);
 }
 
 /* pygame sorts the scanline crossings with libc qsort() and a comparator that
@@ -94,6 +90,10 @@ static inline void cr__msort(int32_t *b, int n, int32_t *tmp)
     int n1, n2, k;
     int32_t *b1, *b2, *t;
     if (n <= 1) return;
+    if (n == 2) { /* the merge of two singles: the right one first only if not (a <= b) */
+        if (cr__sub(b[0], b[1]) > 0) { int32_t x = b[0]; b[0] = b[1]; b[1] = x; }
+        return;
+    }
     n1 = n / 2;
     n2 = n - n1;
     b1 = b;

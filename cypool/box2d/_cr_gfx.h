@@ -124,7 +124,7 @@ static inline void cr_gfx_put(const cr_surface *s, int x, int y,
 static inline void cr_gfx_hline(const cr_surface *s, int x1, int x2, int y,
                                 uint32_t c)
 {
-    int x, t;
+    int t;
     uint32_t *row;
     if (x1 > x2) { t = x1; x1 = x2; x2 = t; }
     if (x2 < 0 || x1 > s->w - 1 || y < s->ylo || y >= s->yhi)
@@ -132,8 +132,7 @@ static inline void cr_gfx_hline(const cr_surface *s, int x1, int x2, int y,
     if (x1 < 0) x1 = 0;
     if (x2 > s->w - 1) x2 = s->w - 1;
     row = cr_surface_row(s, y);
-    for (x = x1; x <= x2; x++)
-        row[x] = c;
+    cr_fill(row + x1, x2 - x1 + 1, c);
 }
 
 /* vlineColor with an opaque colour: endpoints in either order, clipped. */
@@ -319,6 +318,12 @@ static inline void cr_gfx_msort(int *b, int n, int *tmp)
     int n1, n2, i, j, k;
     if (n <= 1)
         return;
+    if (n == 2) { /* the merge of two singles: the right one first only if not (a <= b) */
+        if (!cr_gfx_cmp_le(b[0], b[1])) {
+            k = b[0]; b[0] = b[1]; b[1] = k;
+        }
+        return;
+    }
     n1 = n / 2;
     n2 = n - n1;
     cr_gfx_msort(b, n1, tmp);

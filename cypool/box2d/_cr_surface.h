@@ -50,4 +50,34 @@ static inline cr_surface cr_surface_flipped(uint32_t *px, int w, int h)
     return s;
 }
 
+/* Pixels p[0..n) set to c: the opaque spans of every fill. 32-byte stores where the CPU has
+ * AVX2 (chosen at run time; the package is built for baseline x86-64); the pixels are the same
+ * on every path. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define CR_HAVE_FILL_AVX2 1
+__attribute__((target("avx2"))) static inline void cr_fill_avx2(uint32_t *p, int n, uint32_t c)
+{
+    const __m256i v = _mm256_set1_epi32((int)c);
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_si256((__m256i *)(void *)(p + i), v);
+    for (; i < n; i++)
+        p[i] = c;
+}
+#endif
+
+static inline void cr_fill(uint32_t *p, int n, uint32_t c)
+{
+    int i;
+#ifdef CR_HAVE_FILL_AVX2
+    if (n >= 16 && __builtin_cpu_supports("avx2")) {
+        cr_fill_avx2(p, n, c);
+        return;
+    }
+#endif
+    for (i = 0; i < n; i++)
+        p[i] = c;
+}
+
 #endif /* CYPOOL_CR_SURFACE_H */
