@@ -622,9 +622,11 @@ inline void car_step(Env* e, double dt) {
 
 // ---------------------------------------------------------------------------- pixels
 
-// A thread slot's drawing buffers: the 1000 x 800 canvas and the rasterisers' scratch.
+// A thread slot's drawing buffers: one band of the 1000 x 800 canvas (draw_frame) and the
+// rasterisers' scratch.
+const int BAND_ROWS = 200;  // a multiple of 8 (smoothscale's AVX2 pass) dividing WINDOW_H
 struct Canvas {
-    uint32_t px[WINDOW_W * WINDOW_H];
+    uint32_t px[WINDOW_W * BAND_ROWS];
     int poly_scratch[256];
     unsigned char* smooth_scratch = nullptr;
     size_t smooth_bytes = 0;
@@ -809,42 +811,16 @@ inline std::atomic<bool>& draw_whole_road() {
 }
 inline void set_draw_whole_road(bool on) { draw_whole_road().store(on); }
 
-// CarRacing._render up to the scaled frame: the 1000 x 800 canvas of cv
-inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
-    double angle = -(double)e->hull->GetAngle();
-    double zoom = 0.1 * SCALE * std::fmax(1 - e->t, 0) + ZOOM * SCALE * std::fmin(e->t, 1);
-    b2Vec2 pos = e->hull->GetPosition();
-    double scroll_x = -((double)pos.x) * zoom;
-    double scroll_y = -((double)pos.y) * zoom;
-    double tx, ty;
-    const Rot rot = make_rot(angle);
-    rotate(rot, scroll_x, scroll_y, &tx, &ty);
-    tx = WINDOW_W / 2 + tx;
-    ty = WINDOW_H / 4 + ty;
-    // gymnasium draws the road, flips the canvas upside down and draws the panel over its
-    // bottom rows. Here the road is drawn upright and the panel on an upside-down view of the
-    // same canvas, which smoothscale then reads bottom row first: nothing is moved. While the
-    // bars stay inside the panel, the road's rows 0..99 (the panel's after the flip) are not
-    // drawn at all.
-    Bar bars[5];
-    vertical_bars(e, bars);
-    cr_surface road = cr_surface_of(cv->px, WINDOW_W, WINDOW_H);
-    if (bars_in_panel(bars) && !draw_whole_road().load(std::memory_order_relaxed))
-        road.ylo = WINDOW_H - (int)PANEL_TOP;
-    // the field, then the grass, then the road
+// The road layers of CarRacing._render (field, grass, road polygons, car) on the rows of `road`
+inline void draw_road(Env* e, Canvas* cv, const cr_surface* road, double zoom, double tx,
+                      double ty, const Rot& rot, bool clear) {
+    if (road->ylo >= road->yhi) return;
+    if (clear)
+        std::memset(cr_surface_row(road, road->ylo), 0,
+                    sizeof(uint32_t) * WINDOW_W * (road->yhi - road->ylo));
     const double B = PLAYFIELD;
     double fx[4] = {B, B, -B, -B}, fy[4] = {B, -B, -B, B};
-    double sx[4], sy[4];
-    for (int k = 0; k < 4; k++) {
-        double rx, ry;
-        rotate(rot, fx[k], fy[k], &rx, &ry);
-        sx[k] = rx * zoom + tx;
-        sy[k] = ry * zoom + ty;
-    }
-    if (!covers_canvas(sx, sy, 8.0))
-        std::memset(cr_surface_row(&road, road.ylo), 0,
-                    sizeof(uint32_t) * WINDOW_W * (WINDOW_H - road.ylo));
-    colored_polygon(cv, &road, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
+    colored_polygon(cv, road, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
                     chan(e->bg_color[2]), zoom, tx, ty, rot, false);
     uint8_t gr = chan(e->grass_color[0]), gg = chan(e->grass_color[1]),
             gb = chan(e->grass_color[2]);
@@ -854,7 +830,7 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
                             GRASS_DIM * x + GRASS_DIM};
             double gy[4] = {GRASS_DIM * y + 0, GRASS_DIM * y + 0, GRASS_DIM * y + GRASS_DIM,
                             GRASS_DIM * y + GRASS_DIM};
-            colored_polygon(cv, &road, gx, gy, 4, gr, gg, gb, zoom, tx, ty, rot, true);
+            colored_polygon(cv, road, gx, gy, 4, gr, gg, gb, zoom, tx, ty, rot, true);
         }
     }
     for (int k = 0; k < e->n_poly; k++) {
@@ -870,12 +846,63 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs) {
             g = p.rgb[1];
             b = p.rgb[2];
         }
-        colored_polygon(cv, &road, p.x, p.y, 4, r, g, b, zoom, tx, ty, rot, true);
+        colored_polygon(cv, road, p.x, p.y, 4, r, g, b, zoom, tx, ty, rot, true);
     }
-    draw_car(e, cv, &road, zoom, tx, ty, rot);
-    const cr_surface flipped = cr_surface_flipped(cv->px, WINDOW_W, WINDOW_H);
-    draw_indicators(e, cv, &flipped, bars);
-    return cr_draw_score(&flipped, e->reward, glyphs);
+    draw_car(e, cv, road, zoom, tx, ty, rot);
+}
+
+// CarRacing._render("state_pixels") and its smoothscale to 96 x 96, into obs.
+// gymnasium draws the road on a 1000 x 800 canvas, flips it upside down, draws the panel over
+// its bottom rows and shrinks it. Here the frame is made a band of BAND_ROWS canvas rows at a
+// time in cv's band buffer, small enough to stay in the core's cache from the first fill to
+// the shrink: the band's road rows upright, then its panel rows on an upside-down view of the
+// same buffer, then smoothscale's X pass over the band read bottom row first (the flipped
+// order); the Y pass runs once all bands are done. Each pixel sees the same operations in the
+// same order as in gymnasium. While the bars stay inside the panel, the road's rows 0..99 (the
+// panel's after the flip) are not drawn at all. Returns nonzero if the score cannot be drawn.
+inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs, uint8_t* obs) {
+    double angle = -(double)e->hull->GetAngle();
+    double zoom = 0.1 * SCALE * std::fmax(1 - e->t, 0) + ZOOM * SCALE * std::fmin(e->t, 1);
+    b2Vec2 pos = e->hull->GetPosition();
+    double scroll_x = -((double)pos.x) * zoom;
+    double scroll_y = -((double)pos.y) * zoom;
+    double tx, ty;
+    const Rot rot = make_rot(angle);
+    rotate(rot, scroll_x, scroll_y, &tx, &ty);
+    tx = WINDOW_W / 2 + tx;
+    ty = WINDOW_H / 4 + ty;
+    Bar bars[5];
+    vertical_bars(e, bars);
+    int road_top = 0;  // the first road row drawn
+    if (bars_in_panel(bars) && !draw_whole_road().load(std::memory_order_relaxed))
+        road_top = WINDOW_H - (int)PANEL_TOP;
+    // pygame's new Surface is black: clear unless the field covers the canvas
+    const double B = PLAYFIELD;
+    double fx[4] = {B, B, -B, -B}, fy[4] = {B, -B, -B, B};
+    double sx[4], sy[4];
+    for (int k = 0; k < 4; k++) {
+        double rx, ry;
+        rotate(rot, fx[k], fy[k], &rx, &ry);
+        sx[k] = rx * zoom + tx;
+        sy[k] = ry * zoom + ty;
+    }
+    const bool clear = !covers_canvas(sx, sy, 8.0);
+    const int avx2 = cr_ss_use_avx2(WINDOW_W, WINDOW_H, (int)STATE_W, (int)STATE_H);
+    // bands in the flipped order, so that smoothscale sees rows 0, 1, ... of gymnasium's canvas
+    for (int f0 = 0; f0 < WINDOW_H; f0 += BAND_ROWS) {
+        const int y0 = WINDOW_H - f0 - BAND_ROWS;  // the band's first upright row
+        cr_surface road = cr_surface_band(cv->px, WINDOW_W, WINDOW_H, y0, BAND_ROWS);
+        if (road.ylo < road_top) road.ylo = road_top < road.yhi ? road_top : road.yhi;
+        draw_road(e, cv, &road, zoom, tx, ty, rot, clear);
+        const cr_surface panel = cr_surface_band_flipped(cv->px, WINDOW_W, WINDOW_H, f0, BAND_ROWS);
+        draw_indicators(e, cv, &panel, bars);
+        if (cr_draw_score(&panel, e->reward, glyphs) != 0) return 1;
+        cr_smoothscale_band(avx2, cr_surface_row(&panel, f0), panel.pitch, WINDOW_W, f0, BAND_ROWS,
+                            WINDOW_H, (int)STATE_W, (int)STATE_H, cv->smooth_scratch);
+    }
+    cr_smoothscale_finish(avx2, WINDOW_W, WINDOW_H, obs, (int)STATE_W, (int)STATE_H,
+                          cv->smooth_scratch);
+    return 0;
 }
 
 // What gymnasium's render() reads of the car, for the rgb_array stand-in (cypool.box2d._render):
@@ -935,13 +962,10 @@ inline int advance(Env* e, bool action_given, Canvas* cv, const cr_glyph_table* 
     car_step(e, 1.0 / FPS);
     e->world->Step((float)(1.0 / FPS), 6 * 30, 2 * 30);
     e->t += 1.0 / FPS;
-    if (draw_frame(e, cv, glyphs) != 0) {
+    if (draw_frame(e, cv, glyphs, obs) != 0) {
         snprintf(err, errlen, "CarRacing: the score %.17g cannot be drawn", e->reward);
         return CR_ERROR;
     }
-    const cr_surface flipped = cr_surface_flipped(cv->px, WINDOW_W, WINDOW_H);
-    cr_smoothscale_rgb(flipped.row0, flipped.pitch, WINDOW_W, WINDOW_H, obs, (int)STATE_W, (int)STATE_H,
-                       cv->smooth_scratch);
     double step_reward = 0;
     bool term = false;
     *lap_finished = -1;

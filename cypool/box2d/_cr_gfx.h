@@ -297,7 +297,16 @@ static inline void cr_gfx_aapolygon_i(const cr_surface *s,
                                       const int *vx, const int *vy, int n,
                                       uint32_t c)
 {
-    int i;
+    int i, miny = vy[0], maxy = vy[0], small = 1;
+    for (i = 0; i < n; i++) {
+        if (vy[i] < miny) miny = vy[i];
+        if (vy[i] > maxy) maxy = vy[i];
+        if (vx[i] < -16000 || vx[i] > 16000 || vy[i] < -16000 || vy[i] > 16000) small = 0;
+    }
+    /* Nothing to store when the edges stay off the written rows. With coordinates this small
+       clipping cannot wrap, so the pixels lie within a row of the edges' extent. */
+    if (small && (maxy + 2 < s->ylo || miny - 2 >= s->yhi))
+        return;
     for (i = 1; i < n; i++)
         cr_gfx_aaline(s, vx[i - 1], vy[i - 1], vx[i], vy[i], c);
     cr_gfx_aaline(s, vx[n - 1], vy[n - 1], vx[0], vy[0], c);

@@ -419,6 +419,53 @@ static inline void cr_ss_shrink_y(const uint8_t *in, size_t in_stride, int n, in
 #endif
 }
 
+/* Banded form, for a source drawn a band of rows at a time, when shrinking both ways (dw < sw and
+   dh < sh): cr_smoothscale_band X-shrinks source rows y0 .. y0+rows-1 (row_y0 is row y0, the next
+   row is row_y0 + pitch; y0 a multiple of 8) into scratch, bands in any order; once every row is
+   done, cr_smoothscale_finish shrinks Y into dst. Together they give cr_smoothscale_rgb's bytes.
+   `avx2` picks the form for both calls: cr_ss_use_avx2(sw, sh, dw, dh), or 0 for the SSE2 (or
+   scalar) passes. */
+static inline int cr_ss_use_avx2(int sw, int sh, int dw, int dh)
+{
+#ifdef CR_SS_HAVE_AVX2
+    return dw < sw && dh < sh && __builtin_cpu_supports("avx2");
+#else
+    (void)sw, (void)sh, (void)dw, (void)dh;
+    return 0;
+#endif
+}
+
+static inline void cr_smoothscale_band(int avx2, const uint32_t *row_y0, ptrdiff_t pitch, int sw, int y0,
+                                       int rows, int sh, int dw, int dh, void *scratch)
+{
+    const size_t n = (size_t)dw * 3u;
+    (void)avx2, (void)dh;
+#ifdef CR_SS_HAVE_AVX2
+    if (avx2) {
+        const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
+        uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
+        cr_ss_shrink_t_avx2(row_y0, pitch, rows, sw, dw, t + y0, sh8, NULL); /* columns y0.. of (dw, sh) */
+        return;
+    }
+#endif
+    cr_ss_shrink_x(row_y0, pitch, sw, rows, (uint8_t *)scratch + n * sizeof(uint16_t) + (size_t)y0 * n, n, dw);
+}
+
+static inline void cr_smoothscale_finish(int avx2, int sw, int sh, uint8_t *dst, int dw, int dh, void *scratch)
+{
+    const size_t n = (size_t)dw * 3u;
+    (void)avx2, (void)sw;
+#ifdef CR_SS_HAVE_AVX2
+    if (avx2) {
+        const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
+        uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
+        cr_ss_shrink_t_avx2(t, (ptrdiff_t)sh8, dw, sh, dh, NULL, 0, dst); /* Y: (dw, sh) -> (dh, dw) RGB */
+        return;
+    }
+#endif
+    cr_ss_shrink_y((uint8_t *)scratch + n * sizeof(uint16_t), n, (int)n, sh, dst, dh, (uint16_t *)scratch);
+}
+
 /* The source's R, G, B bytes, row after row (dw == sw). */
 static inline void cr_ss_copy_rgb(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *out)
 {
