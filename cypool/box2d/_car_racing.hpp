@@ -625,9 +625,28 @@ inline void car_step(Env* e, double dt) {
 // A thread slot's drawing buffers: one band of the 1000 x 800 canvas (draw_frame) and the
 // rasterisers' scratch.
 const int BAND_ROWS = 200;  // a multiple of 8 (smoothscale's AVX2 pass) dividing WINDOW_H
+// The road layers of a frame, placed once and drawn on every band: gfxdraw polygons (field,
+// grass, road; x in v[0..4), y in v[4..8), as pygame converts them) and the car's
+// draw.polygon ones (Python floats).
+struct RoadPoly {
+    int v[8];
+    uint32_t c;
+};
+struct CarPoly {
+    double xs[8], ys[8];
+    int n;
+    uint8_t r, g, b;
+};
+const int MAX_ROAD_POLYS = 1 + 400 + 2 * MAX_TRACK;  // the field, the grass squares, the road
+const int MAX_CAR_POLYS = 16;  // the hull's 4 fixtures, each wheel and its white mark
+
 struct Canvas {
     uint32_t px[WINDOW_W * BAND_ROWS];
     int poly_scratch[256];
+    RoadPoly road[MAX_ROAD_POLYS];
+    int n_road = 0;
+    CarPoly car[MAX_CAR_POLYS];
+    int n_car = 0;
     unsigned char* smooth_scratch = nullptr;
     size_t smooth_bytes = 0;
 };
@@ -654,11 +673,12 @@ inline void canvas_free(Canvas* c) {
 // int array, or floats when domain-randomised, which pygame truncates)
 inline uint8_t chan(double c) { return (uint8_t)(int64_t)c; }
 
-// CarRacing._draw_colored_polygon: rotate, zoom, translate; the off-screen test; then
-// gfxdraw.aapolygon and gfxdraw.filled_polygon
-inline void colored_polygon(Canvas* cv, const cr_surface* s, const double* px, const double* py, int n,
-                            uint8_t r, uint8_t g, uint8_t b, double zoom, double tx, double ty,
+// CarRacing._draw_colored_polygon up to its drawing: rotate, zoom, translate, the off-screen
+// test, pygame's conversion of the points; the polygon is kept for draw_road
+inline void colored_polygon(Canvas* cv, const double* px, const double* py, uint8_t r,
+                            uint8_t g, uint8_t b, double zoom, double tx, double ty,
                             const Rot& rot, bool clip) {
+    const int n = 4;
     const double MAX_SHAPE_DIM = GRASS_DIM * std::sqrt(2.0) * ZOOM * SCALE;
     double xs[4], ys[4];
     bool inside = !clip;
@@ -671,26 +691,32 @@ inline void colored_polygon(Canvas* cv, const cr_surface* s, const double* px, c
             -MAX_SHAPE_DIM <= ys[k] && ys[k] <= WINDOW_H + MAX_SHAPE_DIM)
             inside = true;
     }
-    if (!inside) return;
-    cr_gfx_polygon(s, xs, ys, n, r, g, b, cv->poly_scratch);
+    if (!inside || cv->n_road == MAX_ROAD_POLYS) return;
+    RoadPoly& p = cv->road[cv->n_road];
+    if (!cr_gfx_points(xs, ys, n, p.v)) return;  // not finite: pygame would raise
+    p.c = cr_gfx_rgb(r, g, b);
+    cv->n_road++;
 }
 
-// pygame.draw.polygon of Box2D vertices `trans * v` (float32), rotated, zoomed, translated
-inline void body_polygon(Canvas* cv, const cr_surface* s, const b2Transform& xf, const b2Vec2* v, int n, uint8_t r,
+// The points of pygame.draw.polygon of Box2D vertices `trans * v` (float32), rotated, zoomed,
+// translated; kept for draw_road
+inline void body_polygon(Canvas* cv, const b2Transform& xf, const b2Vec2* v, int n, uint8_t r,
                          uint8_t g, uint8_t b, double zoom, double tx, double ty, const Rot& rot) {
-    double xs[8], ys[8];
+    if (cv->n_car == MAX_CAR_POLYS || n > 8) return;  // not with the car of make_car
+    CarPoly& p = cv->car[cv->n_car++];
     for (int k = 0; k < n; k++) {
-        b2Vec2 p = b2Mul(xf, v[k]);
+        b2Vec2 q = b2Mul(xf, v[k]);
         double rx, ry;
-        rotate(rot, (double)p.x, (double)p.y, &rx, &ry);
-        xs[k] = rx * zoom + tx;
-        ys[k] = ry * zoom + ty;
+        rotate(rot, (double)q.x, (double)q.y, &rx, &ry);
+        p.xs[k] = rx * zoom + tx;
+        p.ys[k] = ry * zoom + ty;
     }
-    cr_draw_polygon(s, xs, ys, n, r, g, b, cv->poly_scratch);
+    p.n = n;
+    p.r = r, p.g = g, p.b = b;
 }
 
-// Car.draw(..., draw_particles=False)
-inline void draw_car(Env* e, Canvas* cv, const cr_surface* s, double zoom, double tx, double ty, const Rot& rot) {
+// Car.draw(..., draw_particles=False), placed
+inline void place_car(Env* e, Canvas* cv, double zoom, double tx, double ty, const Rot& rot) {
     b2Body* drawlist[5] = {e->wheels[0].body, e->wheels[1].body, e->wheels[2].body,
                            e->wheels[3].body, e->hull};
     for (int o = 0; o < 5; o++) {
@@ -700,7 +726,7 @@ inline void draw_car(Env* e, Canvas* cv, const cr_surface* s, double zoom, doubl
         for (b2Fixture* f = body->GetFixtureList(); f; f = f->GetNext()) {
             b2PolygonShape* shape = (b2PolygonShape*)f->GetShape();
             uint8_t red = o == 4 ? (uint8_t)(int)(0.8 * 255) : 0;
-            body_polygon(cv, s, xf, shape->m_vertices, shape->m_count, red, 0, 0, zoom, tx, ty,
+            body_polygon(cv, xf, shape->m_vertices, shape->m_count, red, 0, 0, zoom, tx, ty,
                          rot);
             if (o == 4) continue;
             const Wheel& w = e->wheels[o];
@@ -716,7 +742,7 @@ inline void draw_car(Env* e, Canvas* cv, const cr_surface* s, double zoom, doubl
             white[1].Set((float)(+WHEEL_W * SIZE), (float)(+WHEEL_R * c1 * SIZE));
             white[2].Set((float)(+WHEEL_W * SIZE), (float)(+WHEEL_R * c2 * SIZE));
             white[3].Set((float)(-WHEEL_W * SIZE), (float)(+WHEEL_R * c2 * SIZE));
-            body_polygon(cv, s, xf, white, 4, 77, 77, 77, zoom, tx, ty, rot);
+            body_polygon(cv, xf, white, 4, 77, 77, 77, zoom, tx, ty, rot);
         }
     }
 }
@@ -811,16 +837,13 @@ inline std::atomic<bool>& draw_whole_road() {
 }
 inline void set_draw_whole_road(bool on) { draw_whole_road().store(on); }
 
-// The road layers of CarRacing._render (field, grass, road polygons, car) on the rows of `road`
-inline void draw_road(Env* e, Canvas* cv, const cr_surface* road, double zoom, double tx,
-                      double ty, const Rot& rot, bool clear) {
-    if (road->ylo >= road->yhi) return;
-    if (clear)
-        std::memset(cr_surface_row(road, road->ylo), 0,
-                    sizeof(uint32_t) * WINDOW_W * (road->yhi - road->ylo));
+// The road layers of CarRacing._render (field, grass, road polygons, car), placed once a frame
+inline void place_road(Env* e, Canvas* cv, double zoom, double tx, double ty, const Rot& rot) {
+    cv->n_road = 0;
+    cv->n_car = 0;
     const double B = PLAYFIELD;
     double fx[4] = {B, B, -B, -B}, fy[4] = {B, -B, -B, B};
-    colored_polygon(cv, road, fx, fy, 4, chan(e->bg_color[0]), chan(e->bg_color[1]),
+    colored_polygon(cv, fx, fy, chan(e->bg_color[0]), chan(e->bg_color[1]),
                     chan(e->bg_color[2]), zoom, tx, ty, rot, false);
     uint8_t gr = chan(e->grass_color[0]), gg = chan(e->grass_color[1]),
             gb = chan(e->grass_color[2]);
@@ -830,7 +853,7 @@ inline void draw_road(Env* e, Canvas* cv, const cr_surface* road, double zoom, d
                             GRASS_DIM * x + GRASS_DIM};
             double gy[4] = {GRASS_DIM * y + 0, GRASS_DIM * y + 0, GRASS_DIM * y + GRASS_DIM,
                             GRASS_DIM * y + GRASS_DIM};
-            colored_polygon(cv, road, gx, gy, 4, gr, gg, gb, zoom, tx, ty, rot, true);
+            colored_polygon(cv, gx, gy, gr, gg, gb, zoom, tx, ty, rot, true);
         }
     }
     for (int k = 0; k < e->n_poly; k++) {
@@ -846,9 +869,28 @@ inline void draw_road(Env* e, Canvas* cv, const cr_surface* road, double zoom, d
             g = p.rgb[1];
             b = p.rgb[2];
         }
-        colored_polygon(cv, road, p.x, p.y, 4, r, g, b, zoom, tx, ty, rot, true);
+        colored_polygon(cv, p.x, p.y, r, g, b, zoom, tx, ty, rot, true);
     }
-    draw_car(e, cv, road, zoom, tx, ty, rot);
+    place_car(e, cv, zoom, tx, ty, rot);
+}
+
+// The placed road layers drawn on the rows of `road`: gfxdraw.aapolygon then
+// gfxdraw.filled_polygon per road polygon, then the car's draw.polygon calls
+inline void draw_road(Canvas* cv, const cr_surface* road, bool clear) {
+    if (road->ylo >= road->yhi) return;
+    if (clear)
+        std::memset(cr_surface_row(road, road->ylo), 0,
+                    sizeof(uint32_t) * WINDOW_W * (road->yhi - road->ylo));
+    int* scratch = cv->poly_scratch;
+    for (int k = 0; k < cv->n_road; k++) {
+        const RoadPoly& p = cv->road[k];
+        cr_gfx_aapolygon_i(road, p.v, p.v + 4, 4, p.c);
+        cr_gfx_filled_polygon_i(road, p.v, p.v + 4, 4, p.c, scratch, scratch + 4);
+    }
+    for (int k = 0; k < cv->n_car; k++) {
+        const CarPoly& p = cv->car[k];
+        cr_draw_polygon(road, p.xs, p.ys, p.n, p.r, p.g, p.b, scratch);
+    }
 }
 
 // CarRacing._render("state_pixels") and its smoothscale to 96 x 96, into obs.
@@ -887,13 +929,14 @@ inline int draw_frame(Env* e, Canvas* cv, const cr_glyph_table* glyphs, uint8_t*
         sy[k] = ry * zoom + ty;
     }
     const bool clear = !covers_canvas(sx, sy, 8.0);
+    place_road(e, cv, zoom, tx, ty, rot);
     const int avx2 = cr_ss_use_avx2(WINDOW_W, WINDOW_H, (int)STATE_W, (int)STATE_H);
     // bands in the flipped order, so that smoothscale sees rows 0, 1, ... of gymnasium's canvas
     for (int f0 = 0; f0 < WINDOW_H; f0 += BAND_ROWS) {
         const int y0 = WINDOW_H - f0 - BAND_ROWS;  // the band's first upright row
         cr_surface road = cr_surface_band(cv->px, WINDOW_W, WINDOW_H, y0, BAND_ROWS);
         if (road.ylo < road_top) road.ylo = road_top < road.yhi ? road_top : road.yhi;
-        draw_road(e, cv, &road, zoom, tx, ty, rot, clear);
+        draw_road(cv, &road, clear);
         const cr_surface panel = cr_surface_band_flipped(cv->px, WINDOW_W, WINDOW_H, f0, BAND_ROWS);
         draw_indicators(e, cv, &panel, bars);
         if (cr_draw_score(&panel, e->reward, glyphs) != 0) return 1;
