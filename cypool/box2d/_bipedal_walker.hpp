@@ -18,7 +18,11 @@
 #include <cstdio>
 #include <new>
 
+#include "_box2d_kernel.hpp"
+
 namespace cybw {
+
+using cyb2::Draws;
 
 const double SCALE = 30.0;
 const double FPS = 50.0;
@@ -42,13 +46,6 @@ enum { GRASS = 0, STUMP = 1, STAIRS = 2, PIT = 3, STATES = 4 };   // gymnasium's
 
 // the env's numpy stream, as the pool passes it: uniform(low, high), random(),
 // integers(low, high) (int64)
-struct Draws {
-    void* state;
-    double (*uniform)(void* state, double low, double high);
-    double (*random)(void* state);
-    int64_t (*integers)(void* state, int64_t low, int64_t high);
-};
-
 struct Env;
 
 struct Listener : public b2ContactListener {
@@ -301,7 +298,7 @@ inline b2RevoluteJoint* make_joint(b2World* world, b2Body* a, b2Body* b, double 
 // scratch of TERRAIN_LENGTH doubles each.
 inline int reset(Env* e, bool hardcore, const Draws& d, double* terrain_x, double* terrain_y,
                  char* err, size_t errlen) {
-    try {
+    return cyb2::guarded("reset", BW_ERROR, err, errlen, [&]() -> int {
         destroy(e);
         e->world->SetContactListener(&e->listener);
         e->game_over = false;
@@ -359,14 +356,7 @@ inline int reset(Env* e, bool hardcore, const Draws& d, double* terrain_x, doubl
                                                  LEG_H / 2, 1.0, -1.6, -0.1);
         }
         return BW_OK;
-    } catch (const b2AssertException& exc) {
-        snprintf(err, errlen, "Box2D assertion failed in reset: %s", exc.expression);
-    } catch (const std::bad_alloc&) {
-        snprintf(err, errlen, "out of memory in Box2D reset");
-    } catch (...) {
-        snprintf(err, errlen, "unexpected C++ exception in Box2D reset");
-    }
-    return BW_ERROR;
+    });
 }
 
 // gymnasium's step(action). a: the 4 actions as doubles; f32: they arrived as float32 (the
@@ -374,7 +364,7 @@ inline int reset(Env* e, bool hardcore, const Draws& d, double* terrain_x, doubl
 // int64 zeros.
 inline int step(Env* e, const double* a, bool f32, float* obs, double* reward,
                 bool* terminated, char* err, size_t errlen) {
-    try {
+    return cyb2::guarded("step", BW_ERROR, err, errlen, [&]() -> int {
         double c[4];
         for (int k = 0; k < 4; k++) {
             double m = std::fabs(a[k]);
@@ -446,12 +436,7 @@ inline int step(Env* e, const double* a, bool f32, float* obs, double* reward,
         *reward = r;
         *terminated = term;
         return BW_OK;
-    } catch (const b2AssertException& exc) {
-        snprintf(err, errlen, "Box2D assertion failed in step: %s", exc.expression);
-    } catch (...) {
-        snprintf(err, errlen, "unexpected C++ exception in Box2D step");
-    }
-    return BW_ERROR;
+    });
 }
 
 // gymnasium's drawlist (terrain as its reversed list, the 4 leg parts, the hull): each body's

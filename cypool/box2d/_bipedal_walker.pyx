@@ -16,21 +16,16 @@ Actions: float32 or float64, each env keeping its dtype: with float32 actions gy
 reward is numpy float32 arithmetic (``reward -= 0.00035 * 80 * clip(|a|, 0, 1)``, NEP 50),
 with float64 double arithmetic; the motors' settings are the same for both.
 """
-from libc.stdint cimport int64_t, uint64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t
 from libcpp cimport bool as cbool
 cimport numpy as cnp
-from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_uniform, random_standard_uniform
 
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool.box2d._draws cimport Draws, numpy_draws
 
 cnp.import_array()
-
-cdef extern from "numpy/random/distributions.h" nogil:
-    void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
-                                    cnp.npy_intp cnt, bint use_masked, uint64_t* out)
 
 cdef extern from "_bipedal_walker.hpp" namespace "cybw" nogil:
     cdef cppclass Env:
@@ -42,11 +37,6 @@ cdef extern from "_bipedal_walker.hpp" namespace "cybw" nogil:
         int n_terrain
     int MAX_TERRAIN
     int drawlist_paths(Env* e, float* out, int cap, int* counts)
-    cdef struct Draws:
-        void* state
-        double (*uniform)(void* state, double low, double high) noexcept nogil
-        double (*random)(void* state) noexcept nogil
-        int64_t (*integers)(void* state, int64_t low, int64_t high) noexcept nogil
     int BW_OK
     int TERRAIN_LENGTH
     Env* alloc_envs(size_t n)
@@ -55,22 +45,6 @@ cdef extern from "_bipedal_walker.hpp" namespace "cybw" nogil:
               char* err, size_t errlen)
     int step(Env* e, const double* a, cbool f32, float* obs, double* reward,
              cbool* terminated, char* err, size_t errlen)
-
-
-cdef double _uniform(void* state, double low, double high) noexcept nogil:
-    return random_uniform(<bitgen_t*> state, low, high - low)
-
-
-cdef double _random(void* state) noexcept nogil:
-    return random_standard_uniform(<bitgen_t*> state)
-
-
-cdef int64_t _integers(void* state, int64_t low, int64_t high) noexcept nogil:
-    # Generator.integers(low, high) for int64: rng = high - low - 1 (0: nothing drawn)
-    cdef uint64_t out = 0
-    random_bounded_uint64_fill(<bitgen_t*> state, <uint64_t> low, <uint64_t> (high - low - 1),
-                               1, False, &out)
-    return <int64_t> out
 
 
 cdef class BipedalWalkerPool(Engine):
@@ -129,17 +103,12 @@ cdef class BipedalWalkerPool(Engine):
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
-        cdef Draws d
         cdef double zeros[4]
         cdef double rew = 0.0
         cdef cbool term = False
         cdef double* tx = self.scratch + 2 * TERRAIN_LENGTH * i
         self.row_of(i, &r)
-        d.state = <void*> r.rng
-        d.uniform = _uniform
-        d.random = _random
-        d.integers = _integers
-        if reset(self.envs + i, self.hc[i] != 0, d, tx, tx + TERRAIN_LENGTH, r.err,
+        if reset(self.envs + i, self.hc[i] != 0, numpy_draws(r.rng), tx, tx + TERRAIN_LENGTH, r.err,
                  ERRMSG_LEN) != BW_OK:
             return ST_ENGINE_ERROR
         zeros[0] = zeros[1] = zeros[2] = zeros[3] = 0.0

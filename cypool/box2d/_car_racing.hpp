@@ -28,7 +28,11 @@
 #include "_cr_smoothscale.h"
 #include "_cr_text.h"
 
+#include "_box2d_kernel.hpp"
+
 namespace cycr {
+
+using cyb2::Draws;
 
 const double STATE_W = 96, STATE_H = 96;
 const int WINDOW_W = 1000, WINDOW_H = 800;
@@ -62,12 +66,6 @@ const int HULL_POLY3[8][2] = {{+25, +20}, {+50, -10}, {+50, -40}, {+20, -90},
 const int HULL_POLY4[4][2] = {{-50, -120}, {+50, -120}, {+50, -90}, {-50, -90}};
 
 enum { CR_OK = 0, CR_ERROR = 1 };
-
-struct Draws {
-    void* state;
-    double (*uniform)(void* state, double low, double high);
-    int64_t (*integers)(void* state, int64_t low, int64_t high);
-};
 
 // what a body's userData points at: gymnasium's `tile` (road_friction) or `w` (tiles)
 enum { KIND_TILE = 1, KIND_WHEEL = 2 };
@@ -1035,7 +1033,7 @@ inline int advance(Env* e, bool action_given, Canvas* cv, const cr_glyph_table* 
 // gymnasium's reset(): destroy, colours, track tries, car, then step(None)
 inline int reset(Env* e, const Params& p, const Draws& d, Canvas* cv,
                  const cr_glyph_table* glyphs, uint8_t* obs, char* err, size_t errlen) {
-    try {
+    return cyb2::guarded("reset", CR_ERROR, err, errlen, [&]() -> int {
         destroy(e);
         e->lap_complete_percent = p.lap_complete_percent;
         e->reward = 0.0;
@@ -1063,21 +1061,14 @@ inline int reset(Env* e, const Params& p, const Draws& d, Canvas* cv,
         bool term;
         int8_t lap;
         return advance(e, false, cv, glyphs, obs, &rew, &term, &lap, err, errlen);
-    } catch (const b2AssertException& exc) {
-        snprintf(err, errlen, "Box2D assertion failed in reset: %s", exc.expression);
-    } catch (const std::bad_alloc&) {
-        snprintf(err, errlen, "out of memory in Box2D reset");
-    } catch (...) {
-        snprintf(err, errlen, "unexpected C++ exception in Box2D reset");
-    }
-    return CR_ERROR;
+    });
 }
 
 // gymnasium's step(action): continuous (steer, gas, brake) as float64, or the discrete action
 inline int step(Env* e, const Params& p, int64_t action, const double* a, Canvas* cv,
                 const cr_glyph_table* glyphs, uint8_t* obs, double* reward, bool* terminated,
                 int8_t* lap_finished, char* err, size_t errlen) {
-    try {
+    return cyb2::guarded("step", CR_ERROR, err, errlen, [&]() -> int {
         if (p.continuous) {
             car_steer(e, -a[0]);
             car_gas(e, a[1]);
@@ -1090,12 +1081,7 @@ inline int step(Env* e, const Params& p, int64_t action, const double* a, Canvas
         }
         return advance(e, true, cv, glyphs, obs, reward, terminated, lap_finished, err,
                        errlen);
-    } catch (const b2AssertException& exc) {
-        snprintf(err, errlen, "Box2D assertion failed in step: %s", exc.expression);
-    } catch (...) {
-        snprintf(err, errlen, "unexpected C++ exception in Box2D step");
-    }
-    return CR_ERROR;
+    });
 }
 
 }  // namespace cycr

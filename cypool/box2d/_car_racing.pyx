@@ -16,24 +16,19 @@ Info: ``lap_finished`` on the steps that end an episode (gymnasium's dict has it
 the kernel writes 0 (absent), 1 (False: off the playfield) or 2 (True: lap done) and the
 family's extra_info turns that into gymnasium's bool array and mask.
 """
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport calloc, free
 from libcpp cimport bool as cbool
 cimport numpy as cnp
-from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool.box2d._draws cimport Draws, numpy_draws
 from cypool.box2d._cr_text import build_score_glyph_table
 
 cnp.import_array()
-
-cdef extern from "numpy/random/distributions.h" nogil:
-    void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
-                                    cnp.npy_intp cnt, bint use_masked, uint64_t* out)
 
 cdef extern from "_car_racing.hpp" nogil:
     ctypedef struct cr_glyph_table:
@@ -66,10 +61,6 @@ cdef extern from "_car_racing.hpp" namespace "cycr" nogil:
         Particle particles[30]
         int64_t n_particles
     cbool car_state(Env* e, double* scal, float* xf, float* verts, int* counts)
-    cdef struct Draws:
-        void* state
-        double (*uniform)(void* state, double low, double high)
-        int64_t (*integers)(void* state, int64_t low, int64_t high)
     cdef struct Params:
         double lap_complete_percent
         cbool domain_randomize, continuous
@@ -111,18 +102,6 @@ cdef size_t _data(object a, object dtype, int ndim) except 0:
             and a.flags.c_contiguous):
         raise RuntimeError("cypool.box2d: CarRacing's score glyph table is malformed")
     return <size_t> cnp.PyArray_DATA(a)
-
-
-cdef double _uniform(void* state, double low, double high) noexcept nogil:
-    return random_uniform(<bitgen_t*> state, low, high - low)
-
-
-cdef int64_t _integers(void* state, int64_t low, int64_t high) noexcept nogil:
-    # Generator.integers(low, high) for int64: rng = high - low - 1, offset low, Lemire
-    cdef uint64_t out = 0
-    random_bounded_uint64_fill(<bitgen_t*> state, <uint64_t> low, <uint64_t> (high - low - 1),
-                               1, False, &out)
-    return <int64_t> out
 
 
 cdef class CarRacingPool(Engine):
@@ -246,15 +225,11 @@ cdef class CarRacingPool(Engine):
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
-        cdef Draws d
         self.row_of(i, &r)
         cdef Canvas* cv = self._canvas(slot, r.err)
         if cv == NULL:
             return ST_ENGINE_ERROR
-        d.state = <void*> r.rng
-        d.uniform = _uniform
-        d.integers = _integers
-        if reset(self.envs + i, self.params[i], d, cv, self.glyphs, <uint8_t*> r.obs, r.err,
+        if reset(self.envs + i, self.params[i], numpy_draws(r.rng), cv, self.glyphs, <uint8_t*> r.obs, r.err,
                  ERRMSG_LEN) != CR_OK:
             return ST_ENGINE_ERROR
         r.info[0] = 0

@@ -16,6 +16,8 @@
 #include <deque>
 #include <new>
 
+#include "_box2d_kernel.hpp"
+
 namespace cyll {
 
 const double SCALE = 30.0;
@@ -141,7 +143,7 @@ inline b2Body* create_particle(Env* e, double mass, double x, double y, double t
 // two integers(-9999, 9999) draws (used when enable_wind).
 inline int reset(Env* e, const Params& p, const double* heights, double fx, double fy,
                  int64_t wind, int64_t torque, char* err, size_t errlen) {
-    try {
+    return cyb2::guarded("reset", LL_ERROR, err, errlen, [&]() -> int {
         e->particles.clear();   // gymnasium's _clean_particles(True), in the old world
         delete e->world;   // gymnasium builds a new world every reset
         e->world = nullptr;
@@ -264,14 +266,7 @@ inline int reset(Env* e, const Params& p, const double* heights, double fx, doub
             e->world->CreateJoint(&rjd);
         }
         return LL_OK;
-    } catch (const b2AssertException& exc) {
-        snprintf(err, errlen, "Box2D assertion failed in reset: %s", exc.expression);
-    } catch (const std::bad_alloc&) {
-        snprintf(err, errlen, "out of memory in Box2D reset");
-    } catch (...) {
-        snprintf(err, errlen, "unexpected C++ exception in Box2D reset");
-    }
-    return LL_ERROR;
+    });
 }
 
 // step: gymnasium's step(action). Discrete: action in 0..3 (a0, a1 unused). Continuous:
@@ -280,7 +275,7 @@ inline int reset(Env* e, const Params& p, const double* heights, double fx, doub
 inline int step(Env* e, const Params& p, int64_t action, double a0, double a1, double d0,
                 double d1, float* obs, double* reward, bool* terminated, char* err,
                 size_t errlen) {
-    try {
+    return cyb2::guarded("step", LL_ERROR, err, errlen, [&]() -> int {
         b2Body* lander = e->lander;
         if (p.enable_wind && !(e->ground_contact[0] || e->ground_contact[1])) {
             double wind_mag = std::tanh(std::sin(0.02 * (double)e->wind_idx)
@@ -406,12 +401,7 @@ inline int step(Env* e, const Params& p, int64_t action, double a0, double a1, d
         *reward = r;
         *terminated = term;
         return LL_OK;
-    } catch (const b2AssertException& exc) {
-        snprintf(err, errlen, "Box2D assertion failed in step: %s", exc.expression);
-    } catch (...) {
-        snprintf(err, errlen, "unexpected C++ exception in Box2D step");
-    }
-    return LL_ERROR;
+    });
 }
 
 inline void debug_bodies(Env* e, float* out) {

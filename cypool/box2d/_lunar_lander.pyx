@@ -15,22 +15,16 @@ Particles (gymnasium creates them only when rendering) never touch the lander's 
 they change no observation or reward; they are not simulated. Box2D's assertions (pybox2d's
 AssertionError) and float32 overflows of forces (SWIG's OverflowError) are EngineErrors.
 """
-from libc.stdint cimport int64_t, uint64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t
 from libcpp cimport bool as cbool
 cimport numpy as cnp
-from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool.box2d._draws cimport integers, uniform
 
 cnp.import_array()
-
-cdef extern from "numpy/random/distributions.h" nogil:
-    # Generator.integers(low, high) for int64: rng = high - low - 1, offset low, Lemire
-    void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
-                                    cnp.npy_intp cnt, bint use_masked, uint64_t* out)
 
 cdef extern from "_lunar_lander.hpp" namespace "cyll" nogil:
     cdef cppclass Env:
@@ -53,13 +47,6 @@ cdef extern from "_lunar_lander.hpp" namespace "cyll" nogil:
              size_t errlen)
 
 cdef double H_HALF = 400.0 / 30.0 / 2     # uniform(0, H / 2)
-
-
-cdef inline int64_t _integers(bitgen_t* rng, int64_t low, int64_t high) noexcept nogil:
-    cdef uint64_t out = 0
-    random_bounded_uint64_fill(rng, <uint64_t> low, <uint64_t> (high - low - 1), 1, False,
-                               &out)
-    return <int64_t> out
 
 
 cdef class LunarLanderPool(Engine):
@@ -147,18 +134,18 @@ cdef class LunarLanderPool(Engine):
         cdef const Params* p = self.params + i
         self.row_of(i, &r)
         for k in range(12):
-            heights[k] = random_uniform(r.rng, 0.0, H_HALF)
-        fx = random_uniform(r.rng, -1000.0, 2000.0)
-        fy = random_uniform(r.rng, -1000.0, 2000.0)
+            heights[k] = uniform(r.rng, 0.0, H_HALF)
+        fx = uniform(r.rng, -1000.0, 1000.0)
+        fy = uniform(r.rng, -1000.0, 1000.0)
         if p.enable_wind:
-            wind = _integers(r.rng, -9999, 9999)
-            torque = _integers(r.rng, -9999, 9999)
+            wind = integers(r.rng, -9999, 9999)
+            torque = integers(r.rng, -9999, 9999)
         if reset(self.envs + i, p[0], heights, fx, fy, wind, torque, r.err,
                  ERRMSG_LEN) != LL_OK:
             return ST_ENGINE_ERROR
         # gymnasium's reset returns step(noop)'s observation
-        d0 = random_uniform(r.rng, -1.0, 2.0)
-        d1 = random_uniform(r.rng, -1.0, 2.0)
+        d0 = uniform(r.rng, -1.0, 1.0)
+        d1 = uniform(r.rng, -1.0, 1.0)
         if step(self.envs + i, p[0], 0, 0.0, 0.0, d0, d1, <float*> r.obs, &rew, &term,
                 r.err, ERRMSG_LEN) != LL_OK:
             return ST_ENGINE_ERROR
@@ -175,8 +162,8 @@ cdef class LunarLanderPool(Engine):
             a1 = self.act_c[2 * i + 1]
         else:
             a = self.act_d[i]
-        d0 = random_uniform(r.rng, -1.0, 2.0)
-        d1 = random_uniform(r.rng, -1.0, 2.0)
+        d0 = uniform(r.rng, -1.0, 1.0)
+        d1 = uniform(r.rng, -1.0, 1.0)
         if step(self.envs + i, self.params[i], a, a0, a1, d0, d1, <float*> r.obs, r.rew,
                 &term, r.err, ERRMSG_LEN) != LL_OK:
             return ST_ENGINE_ERROR
