@@ -746,8 +746,8 @@ inline void place_car(Env* e, Canvas* cv, double zoom, double tx, double ty, con
 }
 
 // pygame.draw.polygon of gymnasium's indicator quads (Python floats)
-inline void quad(Canvas* cv, const cr_surface* s, double x0, double y0, double x1, double y1, double x2, double y2,
-                 double x3, double y3, uint8_t r, uint8_t g, uint8_t b) {
+inline void quad(Canvas* cv, const cr_surface* s, double x0, double y0, double x1, double y1,
+                 double x2, double y2, double x3, double y3, uint8_t r, uint8_t g, uint8_t b) {
     double xs[4] = {x0, x1, x2, x3}, ys[4] = {y0, y1, y2, y3};
     cr_draw_polygon(s, xs, ys, 4, r, g, b, cv->poly_scratch);
 }
