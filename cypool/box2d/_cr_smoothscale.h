@@ -282,6 +282,13 @@ static inline void cr_ss_shrink_y_sse2(const uint8_t *in, size_t in_stride, int 
 #define CR_SS_HAVE_AVX2 1
 #define CR_SS_CHUNK 64 /* columns transposed at a time (64 * 32 bytes of stack) */
 
+/* Columns c..c+3 of line lo in the low 128 bits, of line hi in the high ones. */
+__attribute__((target("avx2"))) static inline __m256i cr_ss_load_pair(const uint32_t *lo, const uint32_t *hi, int c)
+{
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(lo + c))),
+                                   _mm_loadu_si128((const __m128i *)(const void *)(hi + c)), 1);
+}
+
 /* out: when rgb is NULL, output pixel j of line y goes to tout[j * tout_stride + y] (tout_stride
    must be >= rows rounded up to 8: whole groups of 8 are stored); else to rgb[(j * rows + y) * 3]
    as R, G, B bytes. Line r is at in + r * in_stride; reads stay inside [0, len) of each line. */
@@ -314,18 +321,10 @@ __attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uin
             int c;
             /* transpose columns [c0, c1) into buf: lines 0-3 in the low half, 4-7 in the high one */
             for (c = c0; c + 4 <= c1; c += 4) {
-                const __m256i a0 = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + c))),
-                    _mm_loadu_si128((const __m128i *)(const void *)(p[4] + c)), 1);
-                const __m256i a1 = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[1] + c))),
-                    _mm_loadu_si128((const __m128i *)(const void *)(p[5] + c)), 1);
-                const __m256i a2 = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[2] + c))),
-                    _mm_loadu_si128((const __m128i *)(const void *)(p[6] + c)), 1);
-                const __m256i a3 = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(p[3] + c))),
-                    _mm_loadu_si128((const __m128i *)(const void *)(p[7] + c)), 1);
+                const __m256i a0 = cr_ss_load_pair(p[0], p[4], c);
+                const __m256i a1 = cr_ss_load_pair(p[1], p[5], c);
+                const __m256i a2 = cr_ss_load_pair(p[2], p[6], c);
+                const __m256i a3 = cr_ss_load_pair(p[3], p[7], c);
                 const __m256i t0 = _mm256_unpacklo_epi32(a0, a1), t1 = _mm256_unpackhi_epi32(a0, a1);
                 const __m256i t2 = _mm256_unpacklo_epi32(a2, a3), t3 = _mm256_unpackhi_epi32(a2, a3);
                 buf[c - c0 + 0] = _mm256_unpacklo_epi64(t0, t2);
@@ -387,15 +386,14 @@ __attribute__((target("avx2"))) static inline void cr_ss_shrink_t_avx2(const uin
     }
 }
 
-/* Both passes with the AVX2 routine (dw < sw and dh < sh). */
-static inline void cr_ss_scale_avx2(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *dst, int dw,
-                                    int dh, void *scratch)
+/* The AVX2 passes' temporary image in scratch: dw lines of sh XRGB dwords, each line padded to
+   sh8 = sh rounded up to 8, 32-byte aligned. */
+static inline uint32_t *cr_ss_avx2_tmp(void *scratch)
 {
-    const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
-    uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
-    cr_ss_shrink_t_avx2(src, pitch, sh, sw, dw, t, sh8, NULL);       /* X: (sh, sw) -> (dw, sh) */
-    cr_ss_shrink_t_avx2(t, (ptrdiff_t)sh8, dw, sh, dh, NULL, 0, dst); /* Y: (dw, sh) -> (dh, dw) RGB */
+    return (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
 }
+
+static inline size_t cr_ss_sh8(int sh) { return ((size_t)sh + 7u) & ~(size_t)7u; }
 #endif /* AVX2 */
 
 /* Pass selection: SSE2 form where the compiler targets SSE2 (all x86-64), else the scalar one. */
@@ -439,12 +437,10 @@ static inline void cr_smoothscale_band(int avx2, const uint32_t *row_y0, ptrdiff
                                        int rows, int sh, int dw, int dh, void *scratch)
 {
     const size_t n = (size_t)dw * 3u;
-    (void)avx2, (void)dh;
+    (void)avx2, (void)sh, (void)dh;
 #ifdef CR_SS_HAVE_AVX2
-    if (avx2) {
-        const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
-        uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
-        cr_ss_shrink_t_avx2(row_y0, pitch, rows, sw, dw, t + y0, sh8, NULL); /* columns y0.. of (dw, sh) */
+    if (avx2) { /* X: columns y0.. of the (dw, sh) temporary image */
+        cr_ss_shrink_t_avx2(row_y0, pitch, rows, sw, dw, cr_ss_avx2_tmp(scratch) + y0, cr_ss_sh8(sh), NULL);
         return;
     }
 #endif
@@ -456,15 +452,23 @@ static inline void cr_smoothscale_finish(int avx2, int sw, int sh, uint8_t *dst,
     const size_t n = (size_t)dw * 3u;
     (void)avx2, (void)sw;
 #ifdef CR_SS_HAVE_AVX2
-    if (avx2) {
-        const size_t sh8 = ((size_t)sh + 7u) & ~(size_t)7u;
-        uint32_t *t = (uint32_t *)(void *)((uint8_t *)scratch + ((32u - ((uintptr_t)scratch & 31u)) & 31u));
-        cr_ss_shrink_t_avx2(t, (ptrdiff_t)sh8, dw, sh, dh, NULL, 0, dst); /* Y: (dw, sh) -> (dh, dw) RGB */
+    if (avx2) { /* Y: (dw, sh) -> (dh, dw) RGB */
+        cr_ss_shrink_t_avx2(cr_ss_avx2_tmp(scratch), (ptrdiff_t)cr_ss_sh8(sh), dw, sh, dh, NULL, 0, dst);
         return;
     }
 #endif
     cr_ss_shrink_y((uint8_t *)scratch + n * sizeof(uint16_t), n, (int)n, sh, dst, dh, (uint16_t *)scratch);
 }
+
+#ifdef CR_SS_HAVE_AVX2
+/* Both passes with the AVX2 routine (dw < sw and dh < sh): the whole source as one band. */
+static inline void cr_ss_scale_avx2(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *dst, int dw,
+                                    int dh, void *scratch)
+{
+    cr_smoothscale_band(1, src, pitch, sw, 0, sh, sh, dw, dh, scratch);
+    cr_smoothscale_finish(1, sw, sh, dst, dw, dh, scratch);
+}
+#endif
 
 /* The source's R, G, B bytes, row after row (dw == sw). */
 static inline void cr_ss_copy_rgb(const uint32_t *src, ptrdiff_t pitch, int sw, int sh, uint8_t *out)
