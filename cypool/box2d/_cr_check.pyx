@@ -141,20 +141,26 @@ cdef object _int(v, str name):
         raise TypeError(f"{name} must be an int, got {type(v).__name__}") from None
 
 
+cdef object _image(a, str name, str dims, int max_side):
+    """a, checked to be a C-contiguous 2-D uint32 array of 1..max_side per side."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name} must be a numpy array, got {type(a).__name__}")
+    if a.dtype != np.uint32:
+        raise TypeError(f"{name} must have dtype uint32, got {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"{name} must be 2-D {dims}, got shape {a.shape}")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    h, w = a.shape
+    if not (1 <= h <= max_side and 1 <= w <= max_side):
+        raise ValueError(f"{name} shape {a.shape} must be between 1 and {max_side} per side")
+    return a
+
+
 cdef object _canvas(canvas):
-    if not isinstance(canvas, np.ndarray):
-        raise TypeError(f"canvas must be a numpy array, got {type(canvas).__name__}")
-    if canvas.dtype != np.uint32:
-        raise TypeError(f"canvas must have dtype uint32, got {canvas.dtype}")
-    if canvas.ndim != 2:
-        raise ValueError(f"canvas must be 2-D (h, w), got shape {canvas.shape}")
-    if not canvas.flags.c_contiguous:
-        raise ValueError("canvas must be C-contiguous")
+    _image(canvas, "canvas", "(h, w)", MAX_SIDE)
     if not canvas.flags.writeable:
         raise ValueError("canvas must be writeable")
-    h, w = canvas.shape
-    if not (1 <= h <= MAX_SIDE and 1 <= w <= MAX_SIDE):
-        raise ValueError(f"canvas shape {canvas.shape} must be between 1 and {MAX_SIDE} per side")
     return canvas
 
 
@@ -209,21 +215,27 @@ cdef cr_surface _surface(uint32_t* px, int w, int h, bint flipped, int ylo, int 
     return s
 
 
+cdef tuple _polygon_args(canvas, xs, ys, rgb, ylo, yhi):
+    """The checked arguments of gfx_polygon and draw_polygon: canvas, xs, ys, r, g, b and the
+    window (lo, hi)."""
+    canvas = _canvas(canvas)
+    xs, ys = _points(xs, ys)
+    r, g, b = _rgb(rgb)
+    lo, hi = _window(ylo, yhi, canvas.shape[0])
+    return canvas, xs, ys, r, g, b, lo, hi
+
+
 def gfx_polygon(canvas, xs, ys, rgb, which, flipped=False, ylo=0, yhi=None):
     """pygame.gfxdraw.aapolygon ("aapolygon"), filled_polygon ("filled") or both in that order
     ("both", cr_gfx_polygon) of the points (xs[i], ys[i]) in colour rgb on canvas (h, w),
     upside down if flipped, writing only view rows [ylo, yhi). Returns the C return code
     (0 drawn, -1 where pygame would raise)."""
-    canvas = _canvas(canvas)
-    xs, ys = _points(xs, ys)
-    cdef int r, g, b
-    r, g, b = _rgb(rgb)
+    cdef int r, g, b, lo, hi
+    canvas, xs, ys, r, g, b, lo, hi = _polygon_args(canvas, xs, ys, rgb, ylo, yhi)
     if not isinstance(which, str) or which not in _GFX:
         raise ValueError(f"which must be one of {sorted(_GFX)}, got {which!r}")
     cdef int kind = _GFX[which]
     cdef int h = canvas.shape[0], w = canvas.shape[1]
-    cdef int lo, hi
-    lo, hi = _window(ylo, yhi, h)
     cdef uint32_t[:, ::1] cv = canvas
     cdef const double[::1] xv = xs
     cdef const double[::1] yv = ys
@@ -248,13 +260,9 @@ def gfx_polygon(canvas, xs, ys, rgb, which, flipped=False, ylo=0, yhi=None):
 def draw_polygon(canvas, xs, ys, rgb, flipped=False, ylo=0, yhi=None):
     """pygame.draw.polygon(surf, rgb, points) (filled) on canvas (h, w), upside down if
     flipped, writing only view rows [ylo, yhi)."""
-    canvas = _canvas(canvas)
-    xs, ys = _points(xs, ys)
-    cdef int r, g, b
-    r, g, b = _rgb(rgb)
+    cdef int r, g, b, lo, hi
+    canvas, xs, ys, r, g, b, lo, hi = _polygon_args(canvas, xs, ys, rgb, ylo, yhi)
     cdef int h = canvas.shape[0], w = canvas.shape[1]
-    cdef int lo, hi
-    lo, hi = _window(ylo, yhi, h)
     cdef uint32_t[:, ::1] cv = canvas
     cdef const double[::1] xv = xs
     cdef const double[::1] yv = ys
@@ -275,17 +283,8 @@ def smoothscale(src, dw, dh, path="auto", flipped=False):
     pygame's SSE2 backend, for surf = src (uint32 (sh, sw), 0x00RRGGBB; read bottom row first
     if flipped), through one path: "auto" (cr_smoothscale_rgb), "scalar", "sse2" or "avx2"
     (see paths()). Returns a new uint8 array (dh, dw, 3)."""
-    if not isinstance(src, np.ndarray):
-        raise TypeError(f"src must be a numpy array, got {type(src).__name__}")
-    if src.dtype != np.uint32:
-        raise TypeError(f"src must have dtype uint32, got {src.dtype}")
-    if src.ndim != 2:
-        raise ValueError(f"src must be 2-D (sh, sw), got shape {src.shape}")
-    if not src.flags.c_contiguous:
-        raise ValueError("src must be C-contiguous")
+    _image(src, "src", "(sh, sw)", MAX_SRC_SIDE)
     cdef int sh = src.shape[0], sw = src.shape[1]
-    if not (1 <= sh <= MAX_SRC_SIDE and 1 <= sw <= MAX_SRC_SIDE):
-        raise ValueError(f"src shape {src.shape} must be between 1 and {MAX_SRC_SIDE} per side")
     pdw, pdh = _int(dw, "dw"), _int(dh, "dh")
     if not (1 <= pdw <= sw and 1 <= pdh <= sh):
         raise ValueError(f"only shrinking is supported: need 1 <= dw <= {sw} and "
@@ -356,12 +355,8 @@ def smoothscale_bands(src, dw, dh, int band_rows, flipped=False, avx2=None):
     CarRacing takes): the rows in bands of band_rows (a multiple of 8), the last band first,
     for shrinking both ways (dw < sw and dh < sh). avx2: None (the header's choice for this
     CPU), False (the SSE2 or scalar passes) or True (refused where the CPU or build lacks it)."""
-    if not (isinstance(src, np.ndarray) and src.dtype == np.uint32 and src.ndim == 2
-            and src.flags.c_contiguous):
-        raise TypeError("src must be a C-contiguous 2-D uint32 numpy array")
+    _image(src, "src", "(sh, sw)", MAX_SRC_SIDE)
     cdef int sh = src.shape[0], sw = src.shape[1]
-    if not (1 <= sh <= MAX_SRC_SIDE and 1 <= sw <= MAX_SRC_SIDE):
-        raise ValueError(f"src shape {src.shape} must be between 1 and {MAX_SRC_SIDE} per side")
     pdw, pdh = _int(dw, "dw"), _int(dh, "dh")
     if not (1 <= pdw < sw and 1 <= pdh < sh):
         raise ValueError(f"bands need 1 <= dw < {sw} and 1 <= dh < {sh}, got {pdw}, {pdh}")
