@@ -2,7 +2,8 @@
 specs' ``envpool`` names: the API surface against the installed EnvPool (config and
 defaults, spaces and dtypes, info keys, env_id rows, send/recv), the numbers against
 gymnasium's sync vector env (the dynamics are gymnasium's), and the errors."""
-import os
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -10,6 +11,9 @@ import pytest
 
 import cypool.envpool as cep
 from cypool.api import EnvPoolNames, FamilySpec, register_spec, unregister_env
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _envpool_ref import UNDER_ASAN, real_envpool  # noqa: E402
 
 # EnvPool id -> gymnasium id (the same game; cypool runs gymnasium's)
 GYM = {"CartPole-v0": "CartPole-v0", "CartPole-v1": "CartPole-v1",
@@ -20,14 +24,6 @@ GYM = {"CartPole-v0": "CartPole-v0", "CartPole-v1": "CartPole-v1",
        "CliffWalking-v1": "CliffWalking-v1", "CliffWalkingSlippery-v1": "CliffWalkingSlippery-v1",
        "Blackjack-v1": "Blackjack-v1"}
 IDS = sorted(GYM)
-UNDER_ASAN = os.environ.get("CYPOOL_SANITIZER") == "asan"
-
-
-def _envpool():
-    if UNDER_ASAN:
-        pytest.skip("EnvPool's import aborts under preloaded libasan; compared in the normal run")
-    import envpool
-    return envpool
 
 
 def _actions(space, n, rng):
@@ -53,7 +49,7 @@ def _same_surface(a, b):
 
 @pytest.mark.parametrize("task", IDS)
 def test_the_same_api_as_envpool(task):
-    ep = _envpool()
+    ep = real_envpool()
     mine, real = cep.make_spec(task).config._asdict(), ep.make_spec(task).config._asdict()
     mine.pop("base_path"), real.pop("base_path")
     assert mine == real                          # every option, EnvPool's defaults
@@ -85,7 +81,7 @@ def test_the_same_api_as_envpool(task):
 @pytest.mark.parametrize("task", ["CartPole-v1", "Taxi-v3", "Blackjack-v1"])
 def test_async_batches_like_envpool(task):
     kw = dict(num_envs=4, batch_size=2, seed=3)
-    ours, theirs = cep.make_gymnasium(task, **kw), _envpool().make_gymnasium(task, **kw)
+    ours, theirs = cep.make_gymnasium(task, **kw), real_envpool().make_gymnasium(task, **kw)
     try:
         assert ours.is_async and theirs.is_async
         ours.async_reset(), theirs.async_reset()
@@ -193,7 +189,7 @@ def test_list_all_envs_is_what_make_serves():
     spec_ids = [i for i in ids if not i.endswith("-v5")]     # not Atari's, MuJoCo's
     assert set(GYM) <= set(spec_ids)
     if not UNDER_ASAN:                       # every one (aliases included) is EnvPool's
-        assert set(spec_ids) <= set(_envpool().list_all_envs())
+        assert set(spec_ids) <= set(real_envpool().list_all_envs())
     for task in spec_ids:
         assert cep.make_spec(task).observation_space is not None
 

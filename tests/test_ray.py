@@ -7,18 +7,17 @@ run only there (pytest -m ray_cluster).
 """
 import inspect
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-# Not under tools/sanitize.sh: Ray's own processes (GCS, raylet, workers) inherit the preloaded
-# libasan, and its uninstrumented code then reports its own faults (setproctitle reading freed
-# memory, C++ exceptions aborting in ASan's __cxa_throw interceptor). The pools Ray's actors
-# run are cypool's in-process ones, which the ASan run covers.
-pytestmark = pytest.mark.skipif(os.environ.get("CYPOOL_SANITIZER") == "asan",
-                                reason="Ray's processes do not run under a preloaded libasan")
-ray = pytest.importorskip("ray")
+sys.path.insert(0, str(Path(__file__).parent))
+from _ray_ref import real_ray  # noqa: E402
+
+ray = real_ray()   # skips under tools/sanitize.sh (tests/_ray_ref.py says why)
 
 import gymnasium as gym  # noqa: E402
 from gymnasium.vector import AutoresetMode  # noqa: E402

@@ -1,18 +1,16 @@
 """The Walk family on the Ray backend: its actors import the family's registering module
 (register_family(module=...)) and give the local pool's trajectories."""
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-# Not under tools/sanitize.sh: Ray's own processes (GCS, raylet, workers) inherit the preloaded
-# libasan, and its uninstrumented code then reports its own faults (setproctitle reading freed
-# memory, C++ exceptions aborting in ASan's __cxa_throw interceptor). The pools Ray's actors
-# run are cypool's in-process ones, which the ASan run covers.
-pytestmark = pytest.mark.skipif(os.environ.get("CYPOOL_SANITIZER") == "asan",
-                                reason="Ray's processes do not run under a preloaded libasan")
-ray = pytest.importorskip("ray")
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from _ray_ref import real_ray  # noqa: E402
+
+ray = real_ray()   # skips under tools/sanitize.sh (tests/_ray_ref.py says why)
 
 import cypool  # noqa: E402
 

@@ -3,7 +3,8 @@ the worker threads (one GL context per thread slot), equal bit for bit to gymnas
 AddRenderObservation(render_only=True) over the same env, across auto-resets (final_obs
 frames too), sync and async; channels_first=True gives the same frames as (3, H, W), which
 cypool.envpool's from_pixels uses (EnvPool's layout)."""
-import os
+import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -11,6 +12,9 @@ import pytest
 from gymnasium.wrappers import AddRenderObservation
 
 import cypool
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from _envpool_ref import envpool_or_none  # noqa: E402
 
 SIZE = dict(width=48, height=40)
 LIMIT = 4
@@ -175,15 +179,7 @@ def test_envpool_from_pixels_gives_channels_first_frames():
         ref.close()
     spec = cep.make_spec("Hopper-v5", from_pixels=True)
     assert spec.observation_space == gym.spaces.Box(0, 255, (3, 84, 84), np.uint8)
-    envpool = None
-    # EnvPool's import pulls in matplotlib, whose C++ exceptions abort under tools/sanitize.sh
-    # (libasan preloaded into a non-instrumented interpreter): the comparison with EnvPool's
-    # own spec runs in the normal test run
-    if os.environ.get("CYPOOL_SANITIZER") != "asan":
-        try:
-            import envpool
-        except ImportError:
-            envpool = None
+    envpool = envpool_or_none()     # None under tools/sanitize.sh: compared in the normal run
     if envpool is not None:
         real = envpool.make_spec("Hopper-v5", from_pixels=True, render_width=48,
                                  render_height=40)
