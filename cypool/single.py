@@ -118,7 +118,8 @@ class SingleEnv(gym.Env):
                 bool(trunc[0]), _unbatch_info(info))
 
     def render(self):
-        """The env's frame (``render_mode="rgb_array"``: an ``(H, W, 3)`` uint8 array)."""
+        """The env's frame (``render_mode="rgb_array"``: an ``(H, W, 3)`` uint8 array; the
+        other modes as :meth:`cypool.VectorEnv.render` gives each env's)."""
         return self._pool.render()[0]
 
     def close(self):

@@ -655,7 +655,9 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         (gymnasium's vector convention, so ``gymnasium.wrappers.vector.RecordVideo`` and
         ``HumanRendering`` work), or per id of ``env_ids`` only (cheaper: only those envs
         render). The frames are fresh (MuJoCo's: views of one fresh array). ``"ansi"`` (toy
-        text): a tuple of one string per env. Envs in flight are refused."""
+        text): a tuple of one string per env. MuJoCo's ``"depth_array"``: one ``(H, W)``
+        float32 depth buffer per env; ``"rgbd_tuple"``: one ``(frame, depth)`` pair per env.
+        Envs in flight are refused."""
         with self._lock:
             self._check_open()
             if self.render_mode is None:

@@ -719,7 +719,7 @@ void cp_camera_first_render(const mjModel* m, const mjData* d, cp_camera* c) {
 
 int cp_render_frames(cp_renderer* r, const mjModel* const* ms, mjData** d, cp_camera* cams,
                      const long long* ids, long long n, int camera_id, int channels_first,
-                     unsigned char* out, char* err, int errlen) {
+                     unsigned char* out, float* depth_out, char* err, int errlen) {
   cp_current saved;
   char e[CP_ERRMSG_LEN];
   mjrRect viewport = {0, 0, r->width, r->height};
@@ -759,6 +759,11 @@ int cp_render_frames(cp_renderer* r, const mjModel* const* ms, mjData** d, cp_ca
       rc = 1;
       break;
     }
+    if (depth_out) {  /* gymnasium's depth_array: the raw buffer, rows flipped as the rgb */
+      float* dd = depth_out + (size_t)k * plane;
+      for (size_t y = 0; y < h; y++) memcpy(dd + y * w, r->depth + (h - 1 - y) * w, w * 4);
+    }
+    if (!out) continue;
     unsigned char* dst = out + (size_t)k * row * h;
     if (!channels_first) {
       for (size_t y = 0; y < h; y++)  /* bottom-up rows to top-down */

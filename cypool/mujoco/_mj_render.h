@@ -43,11 +43,13 @@ int cp_gl_backend(void);
 void cp_gl_set_libraries(const char* egl, const char* osmesa);
 void cp_camera_first_render(const mjModel* m, const mjData* d, cp_camera* c);
 /* Frames of envs ids[0..n) into out, top-down rows: n x height x width x 3, or with
- * channels_first n x 3 x height x width. camera_id: -1 for the FREE camera, else a model
+ * channels_first n x 3 x height x width; and their depth buffers (gymnasium's depth_array:
+ * OpenGL's [0, 1] values as read) into depth_out, n x height x width, top-down. Either output
+ * may be NULL (not written). camera_id: -1 for the FREE camera, else a model
  * camera (checked by the caller). ms[i]: env i's model (the pool's, or the env's own copy;
  * a copy whose heightfields differ from the context's has them uploaded first).
  * err: at least 256 bytes. */
 int cp_render_frames(cp_renderer* r, const mjModel* const* ms, mjData** d, cp_camera* cams,
                      const long long* ids, long long n, int camera_id, int channels_first,
-                     unsigned char* out, char* err, int errlen);
+                     unsigned char* out, float* depth_out, char* err, int errlen);
 #endif

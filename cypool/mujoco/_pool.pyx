@@ -61,7 +61,7 @@ cdef extern from "_mj_render.h" nogil:
     void cp_gl_set_libraries(const char* egl, const char* osmesa)
     int cp_render_frames(cp_renderer* r, const mjModel* const* ms, mjData** d, cp_camera* cams,
                          const long long* ids, long long n, int camera_id, int channels_first,
-                         unsigned char* out, char* err, int errlen)
+                         unsigned char* out, float* depth_out, char* err, int errlen)
 
 # a family's hook run on each env set_state restores (set_restore_hook): a PyCapsule named
 # "cypool.MjRestore" of a function that brings what the env's mjData buffer and task state do
@@ -500,7 +500,7 @@ cdef class MjPool(Engine):
         ids[0] = i
         if cp_render_frames(self.slot_r[slot], self.env_m, self.d, self.cams, ids, 1,
                             self.r_camera_id, self.chw,
-                            <unsigned char*> self.output_row(0, i),
+                            <unsigned char*> self.output_row(0, i), NULL,
                             self.slots[i].errmsg, ERRMSG_LEN) != 0:
             return ST_ENGINE_ERROR
         return ST_OK
@@ -715,6 +715,13 @@ cdef class MjPool(Engine):
         (GIL released) as gymnasium's MujocoRenderer renders rgb_array. The first call makes
         the GL context through `backend` (GL_BACKENDS). Call with no batch running these
         envs."""
+        return self.render_frames(ids, True, False, backend)[0]
+
+    def render_frames(self, const int64_t[::1] ids, bint rgb, bint depth,
+                      int backend=CP_GL_AUTO):
+        """(rgb, depth) of envs `ids`, each None unless asked for: rgb as render_rgb's, depth
+        (len(ids), height, width) float32, the depth buffer gymnasium's depth_array reads
+        (one render gives both, as gymnasium's rgbd_tuple)."""
         cdef char err[1024]
         cdef int rc
         cdef const int[:, ::1] flags
@@ -731,14 +738,16 @@ cdef class MjPool(Engine):
                                     err, 1024)
             if rc != CP_GL_OK:
                 raise _gl_error(rc, err[:1024])
-        out = np.empty((n, self.r_height, self.r_width, 3), np.uint8)
+        out = np.empty((n, self.r_height, self.r_width, 3), np.uint8) if rgb else None
+        dep = np.empty((n, self.r_height, self.r_width), np.float32) if depth else None
         if n == 0:
-            return out
-        cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out)
+            return out, dep
+        cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out) if rgb else NULL
+        cdef float* dp = <float*> cnp.PyArray_DATA(dep) if depth else NULL
         cdef const long long* idp = <const long long*> &ids[0]
         with nogil:
             rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp, n,
-                                  self.r_camera_id, 0, o, err, 1024)
+                                  self.r_camera_id, 0, o, dp, err, 1024)
         if rc != 0:
             raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")
-        return out
+        return out, dep

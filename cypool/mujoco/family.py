@@ -58,6 +58,8 @@ TASKS = {
 RENDER_DEFAULTS = dict(width=480, height=480, camera_id=None, camera_name=None,
                        visual_options=None, max_geom=1000, from_pixels=False,
                        channels_first=False)
+# gymnasium's MujocoEnv render modes but "human" (no window here)
+RENDER_MODES = ("rgb_array", "depth_array", "rgbd_tuple")
 ASSETS = os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets")
 
 
@@ -320,7 +322,7 @@ def task_spec(env_id):
             gym.spaces.Box(-1, 1, (1,), np.float32), kwargs=kwargs,
             max_episode_steps=mod.MAX_EPISODE_STEPS,
             check_kwargs=functools.partial(check_task_kwargs, mod),
-            render=_render, render_modes=("rgb_array",), module=None,
+            render=_render, render_modes=RENDER_MODES, module=None,
             envpool=envpool_names(env_id, mod), build=functools.partial(_build, mod=mod),
             configure=_configure,
             load_actions=_load_actions, extra_info=_extra_info,
@@ -407,12 +409,18 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, mod):
 
 
 def _render(engine, ids, mode, kwargs):
-    """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, gymnasium's.
-    As in gymnasium, MUJOCO_GL is read at the first render, which makes the GL context."""
+    """gymnasium's MujocoRenderer modes, one render per env: "rgb_array" (len(ids), height,
+    width, 3) uint8 frames; "depth_array" (len(ids), height, width) float32 depth buffers;
+    "rgbd_tuple" a list of one (frame, depth) pair per env. As in gymnasium, MUJOCO_GL is read
+    at the first render, which makes the GL context."""
     ids = np.ascontiguousarray(ids, np.int64)
-    if engine.has_renderer:
-        return engine.render_rgb(ids)
-    return engine.render_rgb(ids, gl_backend_request())
+    args = () if engine.has_renderer else (gl_backend_request(),)
+    rgb, depth = engine.render_frames(ids, mode != "depth_array", mode != "rgb_array", *args)
+    if mode == "rgb_array":
+        return rgb
+    if mode == "depth_array":
+        return depth
+    return list(zip(rgb, depth))
 
 
 def _configure(fam, ids, kw):
