@@ -130,11 +130,18 @@ def merge_kwargs(env_id, mod, kwargs):
     if rk is not None:
         if not isinstance(rk, dict):
             raise TypeError(f"{env_id}: render_kwargs must be a dict, got {rk!r}")
-        bad = [k for k in rk if k not in RENDER_DEFAULTS]
+        bad = [k for k in rk if k not in RENDER_DEFAULTS and k != "depth"]
         if bad:
             raise ValueError(f"{env_id}: render_kwargs {bad} are not supported (cypool renders "
-                             f"physics.render's {list(RENDER_DEFAULTS)})")
-        both = [k for k in rk if kw[k] is not None]
+                             f"physics.render's {list(RENDER_DEFAULTS) + ['depth']})")
+        depth = rk.get("depth", False)
+        if not isinstance(depth, (bool, np.bool_)):
+            raise TypeError(f"{env_id}: render_kwargs depth must be a bool, got {depth!r}")
+        if depth and kw["from_pixels"]:
+            raise ValueError(f"{env_id}: render_kwargs depth=True is served by render() only; "
+                             "from_pixels observations are RGB frames (depth observations "
+                             "are not served yet)")
+        both = [k for k in rk if k in RENDER_DEFAULTS and kw[k] is not None]
         if both:
             raise ValueError(f"{env_id}: {both} given both as kwargs and in render_kwargs")
     return kw
@@ -271,6 +278,9 @@ class DmcFamily:
         # the render settings are checked whether or not this pool renders (before any env)
         width, height, camera_id = render_setup(env_id, model, kw)
         self.pixels = bool(kw["from_pixels"])
+        # render_kwargs depth=True: render() gives physics.render(depth=True)'s frames, made
+        # from the depth buffer with dm_control's own numpy expression and clipping planes
+        self._depth = bool((kw["render_kwargs"] or {}).get("depth", False))
         check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
                           + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
                           + (2 * model.nbuffer if env_models else 0)
@@ -372,13 +382,23 @@ class DmcFamily:
 
     def render(self, ids):
         """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, those of
-        physics.render(height, width, camera_id), rendered in the calling thread. MUJOCO_GL
-        is read at the first render, which makes the GL context."""
+        physics.render(height, width, camera_id), rendered in the calling thread; with
+        render_kwargs depth=True, (len(ids), height, width) float32 depths in model units,
+        those of physics.render(..., depth=True). MUJOCO_GL is read at the first render,
+        which makes the GL context."""
         from cypool.mujoco.family import gl_backend_request
         ids = np.ascontiguousarray(ids, np.int64)
-        if self.engine.has_renderer:
-            return self.engine.render_rgb(ids)
-        return self.engine.render_rgb(ids, gl_backend_request())
+        args = () if self.engine.has_renderer else (gl_backend_request(),)
+        if not self._depth:
+            return self.engine.render_rgb(ids, *args)
+        z = self.engine.render_frames(ids, False, True, *args)[1]
+        # dm_control's conversion, as it writes it (Python floats against the float32 buffer:
+        # float32 arithmetic). No task's per-env model changes stat or vis, so the pool's
+        # clipping planes are every env's.
+        extent = self._model.stat.extent
+        near = self._model.vis.map.znear * extent
+        far = self._model.vis.map.zfar * extent
+        return near / (1 - z * (1 - near / far))
 
     def merged_kwargs(self, kwargs):
         return merge_kwargs(self.env_id, self._mod, kwargs)

@@ -1,7 +1,8 @@
 """Pixels of cypool's dm_control ids against dm_control itself (1.0.52, same MuJoCo, same GL
 backend: EGL): from_pixels observations equal dm_control's ``pixels.Wrapper`` observations
-(``physics.render(height, width, camera_id)``) and ``render()`` equals ``physics.render``, bit
-for bit (np.array_equal), across seeds, steps, an autoreset (short time_limit), free and fixed
+(``physics.render(height, width, camera_id)``) and ``render()`` equals ``physics.render``
+(with render_kwargs depth=True, ``physics.render(..., depth=True)``), bit for bit
+(np.array_equal), across seeds, steps, an autoreset (short time_limit), free and fixed
 cameras (by index and by name) and one or two threads (each thread renders on its own GL
 context), tasks whose per-episode target each env keeps (reacher, finger turn, swimmer) or
 whose model differs per env (fish, lqr, point_mass hard, manipulator, quadruped escape's
@@ -66,21 +67,30 @@ CASES = [  # (task, camera_id, threads, seed): free and fixed cameras, by index 
 
 @pytest.mark.parametrize("domain,task", suite.ALL_TASKS)
 def test_every_task_renders_as_dm_control(domain, task):
-    """render() of every task, after a reset and a step, equals physics.render."""
+    """render() of every task, after a reset and a step, equals physics.render, and with
+    render_kwargs depth=True physics.render(depth=True)."""
     env = cypool.make_vec(f"dm_control/{domain}-{task}-v0", 1, render_mode="rgb_array",
                           width=32, height=24)
+    deep = cypool.make_vec(f"dm_control/{domain}-{task}-v0", 1, render_mode="rgb_array",
+                           render_kwargs={"width": 32, "height": 24, "depth": True})
     ref = suite.load(domain, task, task_kwargs={"random": 12})
     spec = ref.action_spec()
     a = ((spec.minimum + spec.maximum) / 2 + .3 * (spec.maximum - spec.minimum) / 2)[None]
     try:
         env.reset(seed=12)
+        deep.reset(seed=12)
         ref.reset()
         for t in range(2):
             assert np.array_equal(env.render()[0], ref.physics.render(24, 32)), t
+            got, want = deep.render()[0], ref.physics.render(24, 32, depth=True)
+            assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+            assert np.array_equal(got, want), t
             env.step(a)
+            deep.step(a)
             ref.step(a[0])
     finally:
         env.close()
+        deep.close()
 
 
 @pytest.mark.parametrize("name,camera,threads,seed", CASES)
@@ -144,6 +154,15 @@ def test_frames_move():
      {"width": 40, "height": 30, "camera_id": "fixed"}),
     ("manipulator-insert_peg", {"width": 48, "height": 40}, {"width": 48, "height": 40}),
     ("quadruped-escape", {"width": 48, "height": 40}, {"width": 48, "height": 40}),
+    # depth (render_kwargs depth=True): fixed and free cameras, models per env
+    ("walker-walk", {"render_kwargs": {"width": 64, "height": 48, "camera_id": 1,
+                                       "depth": True}},
+     {"width": 64, "height": 48, "camera_id": 1, "depth": True}),
+    ("fish-swim", {"width": 40, "height": 32, "render_kwargs": {"depth": True}},
+     {"width": 40, "height": 32, "depth": True}),
+    ("quadruped-escape", {"camera_id": 1, "render_kwargs": {"width": 48, "height": 40,
+                                                            "depth": True}},
+     {"width": 48, "height": 40, "camera_id": 1, "depth": True}),
 ])
 def test_render_rgb_array_equals_physics_render(name, kwargs, call):
     env_id = f"dm_control/{name}-v0"
@@ -163,7 +182,7 @@ def test_render_rgb_array_equals_physics_render(name, kwargs, call):
             assert isinstance(frames, tuple) and len(frames) == n
             for i, r in enumerate(refs):
                 ref = r.physics.render(**call)
-                assert frames[i].shape == ref.shape and frames[i].dtype == np.uint8
+                assert frames[i].shape == ref.shape and frames[i].dtype == ref.dtype
                 assert np.array_equal(frames[i], ref), (t, i)
             a = rng.uniform(spec.minimum, spec.maximum, (n, spec.shape[0]))
             env.step(a)
@@ -185,7 +204,7 @@ def test_render_rgb_array_equals_physics_render(name, kwargs, call):
     ({"width": 0}, "width"),
     ({"flatten_obs": True}, "cannot be combined"),
     ({"render_kwargs": {"width": 8}, "width": 8}, "both"),
-    ({"render_kwargs": {"depth": True}}, "not supported"),
+    ({"render_kwargs": {"segmentation": True}}, "not supported"),
 ])
 def test_bad_render_settings_raise_before_any_env(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -203,6 +222,16 @@ def test_bad_render_types():
         cypool.make_vec("dm_control/cartpole-swingup-v0", 1, camera_id=1.0)
     with pytest.raises(TypeError, match="render_kwargs"):
         cypool.make_vec("dm_control/cartpole-swingup-v0", 1, render_kwargs=[1])
+    with pytest.raises(TypeError, match="depth must be a bool"):
+        cypool.make_vec("dm_control/cartpole-swingup-v0", 1, render_kwargs={"depth": 1})
+
+
+def test_depth_frames_are_render_only():
+    """render_kwargs depth=True: render()'s frames; pixel observations stay RGB frames, so
+    from_pixels with depth is refused (not served yet) rather than given RGB."""
+    with pytest.raises(ValueError, match="depth=True is served by render\\(\\) only"):
+        cypool.make_vec("dm_control/cartpole-swingup-v0", 1, from_pixels=True,
+                        render_kwargs={"depth": True})
 
 
 def test_same_step_final_frames_and_async():
