@@ -6,7 +6,7 @@ inherit the preloaded libasan, and Ray's uninstrumented code then reports its ow
 __cxa_throw interceptor). Whether such a report is written depends on how far a Ray process
 gets before ray.shutdown(), so it comes and goes between runs. The pools Ray's actors run are
 cypool's in-process ones, which the ASan run covers; the Ray tests run in the normal pass.
-Every test module that uses Ray gets it here (tests/test_architecture.py checks that)."""
+Every test module that uses Ray gets it here (tests/test_third_party_refs.py checks that)."""
 import os
 
 import pytest
