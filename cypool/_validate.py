@@ -57,6 +57,42 @@ def check_int(name: str, v, low: int | None = None, high: int | None = None, *,
     return v
 
 
+MAX_SEED = 2**63  # numpy's SeedSequence takes any non-negative int; keep seeds in int64
+
+
+def check_seed(s, name: str = "seed", bound: int = MAX_SEED) -> int:
+    """An env seed: an int in [0, bound), ``bound`` the family's ``seed_bound``."""
+    s = check_int(name, s, what="an int or None")
+    if not 0 <= s < bound:
+        raise ValueError(f"{name} must be in [0, {_bound_str(bound)}), got {s}")
+    return s
+
+
+def parse_seeds(seed, n: int, bound: int = MAX_SEED) -> list:
+    """One seed (int or None) per env of ``n`` from ``reset(seed=...)``'s forms, validated:
+    None (every env keeps its stream), an int (env i gets ``seed + i``, so all ``n`` must be
+    below ``bound``) or a list of ``n`` ints or None. Nothing is applied."""
+    if seed is None:
+        return [None] * n
+    if is_int(seed):
+        s = check_seed(seed, "seed", bound)
+        if s + n > bound:
+            raise ValueError(f"seed must leave room for num_envs={n} consecutive seeds below "
+                             f"{_bound_str(bound)} (env i gets seed + i), got {s}")
+        return [s + i for i in range(n)]
+    if isinstance(seed, (list, tuple, np.ndarray)):
+        if len(seed) != n:
+            raise ValueError(f"seed list must have length num_envs={n}, got {len(seed)}")
+        return [None if s is None else check_seed(s, "seed[i]", bound) for s in seed]
+    raise TypeError(f"seed must be an int, a list of num_envs ints or None, "
+                    f"got {type(seed).__name__}")
+
+
+def _bound_str(bound: int) -> str:
+    b = bound.bit_length() - 1
+    return f"2**{b}" if bound == 1 << b else str(bound)
+
+
 def check_number(name: str, v, low: float | None = None, high: float | None = None) -> float:
     """``v`` as a finite Python float in [low, high]."""
     if not is_number(v):

@@ -33,9 +33,9 @@ from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError
 from cypool._pool_api import check_snapshot
-from cypool._validate import check_int, check_limit, is_int
+from cypool._validate import MAX_SEED, check_int, check_limit, check_seed, is_int, parse_seeds
 from cypool.make import request
-from cypool.vector import VectorEnv, _check_seed, _MAX_SEED, _read_only, map_obs
+from cypool.vector import VectorEnv, _read_only, map_obs
 
 __all__ = ["make_population", "PopulationEnv"]
 
@@ -44,6 +44,15 @@ _SEED_MODES = ("tree", "parity")
 
 def _check_count(x, name):
     return check_int(name, x, 1)
+
+
+def seed_below(seq: np.random.SeedSequence, bound: int) -> int:
+    """An int seed in [0, bound) drawn from ``seq``: the top bits of its first 64-bit word
+    when ``bound`` is a power of two (2**63: 63 bits, 2**32: a RandomState seed), else that
+    word modulo ``bound``."""
+    v = int(seq.generate_state(1, np.uint64)[0])
+    bits = bound.bit_length() - 1
+    return v >> (64 - bits) if bound == 1 << bits and bits <= 64 else v % bound
 
 
 class _TreeSeeder:
@@ -55,10 +64,11 @@ class _TreeSeeder:
     the tree under a root taken once from fresh entropy.
     """
 
-    def __init__(self, engine, envs_per_member, family_seeder=None):
+    def __init__(self, engine, envs_per_member, family_seeder=None, seed_bound=MAX_SEED):
         self.engine = engine
         self.E = envs_per_member
         self.family_seeder = family_seeder    # the family's own seed_env(i, int), if any
+        self.seed_bound = seed_bound          # the ints family_seeder takes: [0, seed_bound)
         self.installed = np.zeros(engine.num_envs, np.bool_)
         self.entropy_root = np.random.SeedSequence().entropy
 
@@ -66,8 +76,9 @@ class _TreeSeeder:
         """Seed env i from an int (as gymnasium's env seeded with it) or a SeedSequence."""
         if self.family_seeder is not None:
             if isinstance(seed, np.random.SeedSequence):
-                # a 63-bit int, so that make_vec(seed=...) can replay this env on its own
-                seed = int(seed.generate_state(1, np.uint64)[0] >> np.uint64(1))
+                # an int in the family's seed range, so that make_vec(seed=...) can
+                # replay this env on its own
+                seed = seed_below(seed, self.seed_bound)
             self.family_seeder(i, seed)
         else:
             if not isinstance(seed, np.random.SeedSequence):
@@ -124,7 +135,8 @@ class PopulationEnv:
         self.copy = bool(copy)
         self._family = family
         self._engine = family.engine
-        self._seeder = _TreeSeeder(self._engine, E, getattr(family, "seed_env", None))
+        self._seeder = _TreeSeeder(self._engine, E, getattr(family, "seed_env", None),
+                                   int(getattr(family, "seed_bound", None) or MAX_SEED))
         self.member_batch = P if member_batch is None else member_batch
         self.is_async = self.member_batch < P
         self.episode_window = episode_window
@@ -245,9 +257,9 @@ class PopulationEnv:
 
     # ------------------------------------------------------------------ seeding
     def _check_root(self, seed):
-        s = _check_seed(seed)
-        if self.seed_mode == "parity" and s + self.num_envs > _MAX_SEED:
-            raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {s}")
+        s = check_seed(seed)
+        if self.seed_mode == "parity":       # env i gets seed + i: each in the family's range
+            parse_seeds(s, self.num_envs, self._pool.seed_bound)
         return s
 
     def _seed_sequences(self, seed):
@@ -282,7 +294,7 @@ class PopulationEnv:
                                      f"{len(r)}")
                 for j, s in enumerate(r):
                     if s is not None:
-                        out[k, j] = _check_seed(s, f"seed[{k}][{j}]")
+                        out[k, j] = check_seed(s, f"seed[{k}][{j}]", self._pool.seed_bound)
             return out
         # per-member roots: env (k, j) <- SeedSequence(seed[k], spawn_key=(j,))
         for k, s in enumerate(rows):
@@ -290,7 +302,7 @@ class PopulationEnv:
                 continue
             if isinstance(s, (list, tuple, np.ndarray)):
                 raise ValueError("seed: mix of per-member seeds and per-env rows")
-            s = _check_seed(s, f"seed[{k}]")
+            s = check_seed(s, f"seed[{k}]")
             for j in range(E):
                 out[k, j] = np.random.SeedSequence(s, spawn_key=(j,))
         return out
@@ -670,7 +682,7 @@ class PopulationEnv:
         """
         self._check_open()
         K = _check_count(episodes, "episodes")
-        seed = _check_seed(seed)
+        seed = check_seed(seed)
         if not callable(policy):
             raise TypeError(f"policy must be callable, got {type(policy).__name__}")
         ev = self._eval_pool()

@@ -33,7 +33,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError, EngineError
-from cypool._validate import check_int, check_timeout, is_int
+from cypool._validate import check_int, check_seed, check_timeout, parse_seeds
 from cypool._pool_api import PoolApiMixin
 from cypool._core.pool import Pool
 from cypool._core.spec import KindDtype
@@ -46,7 +46,6 @@ _OP_NONE, _OP_STEP, _OP_RESET, _OP_STEP_RESET = (OPS[k] for k in ("none", "step"
 # need are torn down.
 _LIVE: "weakref.WeakSet[VectorEnv]" = weakref.WeakSet()
 _INFO_STEP, _INFO_RESET = INFO_KINDS["step"], INFO_KINDS["reset"]
-_MAX_SEED = 2**63  # numpy's SeedSequence takes any non-negative int; keep seeds in int64
 
 
 def parse_autoreset_mode(mode) -> AutoresetMode:
@@ -59,10 +58,6 @@ def parse_autoreset_mode(mode) -> AutoresetMode:
                 return m
     raise ValueError(f"autoreset_mode must be an AutoresetMode or one of 'next_step', "
                      f"'same_step', 'disabled'; got {mode!r}")
-
-
-def _check_seed(s, name="seed"):
-    return check_int(name, s, 0, _MAX_SEED, what="an int or None")
 
 
 class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
@@ -110,9 +105,9 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         self.metadata["autoreset_mode"] = self.autoreset_mode
         self.render_mode = None
         self.copy = bool(copy)
-        self._default_seed = None if seed is None else _check_seed(seed)
-        if self._default_seed is not None and self._default_seed + self.num_envs > _MAX_SEED:
-            raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {seed}")
+        # an int, with room for every env's seed below the family's bound
+        self._default_seed = None if seed is None else check_seed(seed, bound=pool.seed_bound)
+        parse_seeds(self._default_seed, self.num_envs, pool.seed_bound)
         self._has_reset = False
         n = self.num_envs
         # env ended (or failed) and must reset before stepping: kept by the engine itself, so
@@ -155,25 +150,11 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
     check_open = _check_open     # the member protocol's name (one function, no extra call)
 
     def _parse_seeds(self, seed):
-        """One seed (or None) per env, validated; nothing is applied yet."""
-        n = self.num_envs
+        """One seed (or None) per env, validated against the family's seed bound; nothing
+        is applied yet."""
         if seed is None and not self._has_reset and self._default_seed is not None:
             seed = self._default_seed
-        if seed is None:
-            seeds = [None] * n
-        elif is_int(seed):
-            s = _check_seed(seed)
-            if s + n > _MAX_SEED:
-                raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {s}")
-            seeds = [s + i for i in range(n)]
-        elif isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) != n:
-                raise ValueError(f"seed list must have length num_envs={n}, got {len(seed)}")
-            seeds = [None if s is None else _check_seed(s, "seed[i]") for s in seed]
-        else:
-            raise TypeError(f"seed must be an int, a list of num_envs ints or None, "
-                            f"got {type(seed).__name__}")
-        return seeds
+        return parse_seeds(seed, self.num_envs, self.pool.seed_bound)
 
     def _apply_seeds(self, seeds, mask):
         self.pool.seed(seeds, mask)

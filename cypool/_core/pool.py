@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cypool._validate import check_limit
+from cypool._validate import MAX_SEED, check_limit
 
 
 class Pool:
@@ -41,6 +41,9 @@ class Pool:
         Envs per queue item: 1, or a population member's envs (:meth:`use_members`).
     seeder : callable or None
         ``seeder(i, seed)`` installs env i's random stream (None: a PCG64 stream).
+    seed_bound : int
+        The int seeds an env takes are in [0, seed_bound): the family's ``seed_bound``
+        (2**32 for a RandomState stream), else 2**63.
     settings_owner : str or None
         Who changes these envs' settings instead of ``set_attr`` (a population's method).
     """
@@ -50,6 +53,7 @@ class Pool:
         self.engine = engine = family.engine
         self.num_envs = n = int(engine.num_envs)
         self.seeder = seeder if seeder is not None else getattr(family, "seed_env", None)
+        self.seed_bound = int(getattr(family, "seed_bound", None) or MAX_SEED)
         if env_kwargs is None:                   # a family built with per-env kwargs
             take = getattr(family, "take_built_env_kwargs", None)
             env_kwargs = take() if take is not None else None

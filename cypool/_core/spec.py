@@ -27,7 +27,8 @@ import gymnasium as gym
 import numpy as np
 
 from cypool.errors import check_known_kwargs
-from cypool._validate import check_discrete_actions, check_kwarg, check_limit, KWARG_KINDS
+from cypool._validate import (MAX_SEED, KWARG_KINDS, check_discrete_actions, check_int,
+                             check_kwarg, check_limit)
 
 __all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "FamilySpec", "Built", "SpecFamily", "obs_outputs",
            "obs_structure"]
@@ -274,6 +275,10 @@ class FamilySpec:
     seed
         ``seed(fam, i, seed)``: install env i's random stream for an int seed or None
         (default: ``PCG64(SeedSequence(seed))``).
+    seed_bound
+        The int seeds ``seed`` takes are in [0, seed_bound) (None: 2**63; 2**32 for a
+        ``RandomState`` seed). ``reset(seed=...)`` refuses a batch with a seed outside it
+        before any env is seeded, and populations derive their envs' seeds inside it.
     extra_info
         ``extra_info(fam, info, kinds, ids)``: add or narrow keys of an info dict.
     action_dtype_of
@@ -299,6 +304,7 @@ class FamilySpec:
     configure: Callable | None = None
     load_actions: Callable | None = None
     seed: Callable | None = None
+    seed_bound: int | None = None
     extra_info: Callable | None = None
     action_dtype_of: Callable | None = None
 
@@ -378,6 +384,9 @@ def check_spec(spec: FamilySpec) -> None:
         hook = getattr(spec, label)
         if hook is not None and not callable(hook):
             raise TypeError(f"{where}: {label} must be callable or None")
+    if spec.seed_bound is not None:
+        check_int(f"{where}: seed_bound", spec.seed_bound, 1, MAX_SEED, closed_high=True,
+                  what="an int or None")
     if spec.envpool is not None and not isinstance(spec.envpool, EnvPoolNames):
         raise TypeError(f"{where}: envpool must be a cypool.api.EnvPoolNames or None, got "
                         f"{spec.envpool!r}")
@@ -579,6 +588,7 @@ class SpecFamily:
                 setattr(self, name, functools.partial(hook, me))
         if spec.seed is not None:
             self.seed_env = functools.partial(spec.seed, me)
+        self.seed_bound = spec.seed_bound
         # each env's complete kwargs as built, handed once to the Pool (which keeps the only
         # per-env record): take_built_env_kwargs()
         self._built_env_kw = per_env

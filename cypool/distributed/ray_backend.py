@@ -39,8 +39,8 @@ from ray.exceptions import ObjectLostError, RayActorError, RayTaskError
 import cypool
 from cypool.distributed import WorkerDiedError
 from cypool.errors import CypoolError, EngineError
-from cypool._validate import check_int, check_number, is_int
-from cypool.vector import _MAX_SEED, VectorEnv, _check_seed, parse_autoreset_mode
+from cypool._validate import check_int, check_number, check_seed, parse_seeds
+from cypool.vector import VectorEnv, parse_autoreset_mode
 
 _WAIT_S = 0.05          # longest single ray.wait: Ctrl-C and timeouts are checked this often
 _CLOSE_WAIT_S = 5.0     # close(): time given to the actors to close their pools
@@ -85,6 +85,7 @@ class _PoolWorker:
         return {"single_observation_space": e.single_observation_space,
                 "single_action_space": e.single_action_space,
                 "metadata": dict(e.metadata), "num_threads": e.num_threads,
+                "seed_bound": e.pool.seed_bound,
                 "node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
     def reset(self, seeds, mask):
@@ -288,7 +289,7 @@ class RayVectorEnv(VectorEnv):
         if batch_size is None:
             batch_size = num_envs
         batch_size = check_int("batch_size", batch_size, 1, num_envs, closed_high=True)
-        self._default_seed = None if seed is None else _check_seed(seed)
+        self._default_seed = None if seed is None else check_seed(seed)
 
         self.env_id = env_id
         self.num_envs = n = int(num_envs)
@@ -348,6 +349,13 @@ class RayVectorEnv(VectorEnv):
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, n)
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
         self.metadata = dict(d0["metadata"])
+        self._seed_bound = d0["seed_bound"]
+        if self._default_seed is not None:      # room for every env's seed, as make_vec checks
+            try:
+                parse_seeds(self._default_seed, n, self._seed_bound)
+            except ValueError:
+                self.close()
+                raise
         self.metadata["autoreset_mode"] = mode
         self.worker_threads = [d["num_threads"] for d in descs]
         self.worker_nodes = [d["node_id"] for d in descs]
@@ -433,22 +441,11 @@ class RayVectorEnv(VectorEnv):
         return np.ascontiguousarray(a)
 
     def _seed_list(self, seed):
-        n = self.num_envs
         if seed is None and not self._has_reset and self._default_seed is not None:
             seed = self._default_seed
         if seed is None:
             return None
-        if is_int(seed):
-            s = _check_seed(seed)
-            if s + n > _MAX_SEED:
-                raise ValueError(f"seed must leave room for num_envs consecutive seeds, got {s}")
-            return [s + i for i in range(n)]
-        if isinstance(seed, (list, tuple, np.ndarray)):
-            if len(seed) != n:
-                raise ValueError(f"seed list must have length num_envs={n}, got {len(seed)}")
-            return [None if s is None else _check_seed(s, "seed[i]") for s in seed]
-        raise TypeError(f"seed must be an int, a list of num_envs ints or None, "
-                        f"got {type(seed).__name__}")
+        return parse_seeds(seed, self.num_envs, self._seed_bound)
 
     # ------------------------------------------------------------------ tasks
     def _launch_step(self, a, ids):

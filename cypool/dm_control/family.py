@@ -247,6 +247,8 @@ def step_limit(time_limit, timestep, n_sub):
 class DmcFamily:
     """Everything the façade needs for one dm_control pool."""
 
+    seed_bound = 2 ** 32        # an env's seed seeds a RandomState (seed_env)
+
     def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
                  member_kwargs=None):
         from cypool.mujoco._pool import MjPool
@@ -367,15 +369,13 @@ class DmcFamily:
     # ------------------------------------------------------------------ façade hooks
     def seed_env(self, i, seed):
         """RandomState(seed)'s stream for env i: numpy's MT19937 with its legacy seeding
-        (None: fresh entropy), with no cached Gaussian."""
+        (None: fresh entropy), with no cached Gaussian. The façade and populations check a
+        batch's seeds against ``seed_bound`` before any env is seeded."""
         bg = np.random.MT19937()
         if seed is not None:
-            # env 0 comes first: a batch whose last seed is out of range changes no env
-            last = seed + self.engine.num_envs - 1 if i == 0 else seed
-            if not 0 <= seed <= last < 2 ** 32:
-                raise ValueError(f"cypool: a dm_control env's seed is a RandomState seed: "
-                                 f"0 <= seed + env index < 2**32, got {seed} for env {i} of "
-                                 f"{self.engine.num_envs}")
+            if not 0 <= seed < self.seed_bound:
+                raise ValueError(f"cypool: a dm_control env's seed is a RandomState seed in "
+                                 f"[0, 2**32), got {seed} for env {i}")
             bg._legacy_seeding(int(seed))
         self.engine.set_generator(i, bg)
         self.engine.clear_task_state(i)

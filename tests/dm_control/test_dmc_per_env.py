@@ -101,3 +101,69 @@ def test_pool_wide_kwargs_may_not_differ():
         env.set_attr("time_limit", [BASE, -1.0])
     assert env.get_attr("time_limit") == (1000 * 0.01, 1000 * 0.01)   # nothing changed
     env.close()
+
+
+# ---------------------------------------------------------------------- seeds
+def _tree_seed(root, k, j):
+    """The RandomState seed env (k, j) of a population draws in the default seed mode: the
+    top 32 bits of the first 64-bit word of SeedSequence(root, spawn_key=(k, j))."""
+    word = np.random.SeedSequence(root, spawn_key=(k, j)).generate_state(1, np.uint64)[0]
+    return int(word) >> 32
+
+
+@pytest.mark.parametrize("how", ["reset_seed", "default_seed"])
+def test_a_population_in_the_default_seed_mode_seeds_each_env_with_a_randomstate_seed(how):
+    P, E, root = 2, 2, 0
+    pop = cypool.make_population(ID, P, E, num_threads=1, time_limit=1.0,
+                                 seed=root if how == "default_seed" else None)
+    obs, _ = pop.reset(seed=root) if how == "reset_seed" else pop.reset()
+    refs = [_ref(_tree_seed(root, k, j), {"time_limit": 1.0})
+            for k in range(P) for j in range(E)]
+    flat = {key: np.asarray(v).reshape((P * E,) + np.shape(v)[2:]) for key, v in obs.items()}
+    rng = np.random.default_rng(1)
+    ts = [r.reset() for r in refs]
+    for t in range(12):
+        for i, x in enumerate(ts):
+            for key, v in x.observation.items():
+                assert np.array_equal(flat[key][i], v), (how, t, i, key)
+        a = rng.uniform(-1, 1, (P * E, 1))
+        obs, rew, _, _, _ = pop.step(a.reshape(P, E, 1))
+        flat = {key: np.asarray(v).reshape((P * E,) + np.shape(v)[2:]) for key, v in obs.items()}
+        ts = [r.step(a[i]) for i, r in enumerate(refs)]
+        assert np.array_equal(np.asarray(rew).reshape(-1), [x.reward for x in ts]), (how, t)
+    pop.reset()          # no seed: each env continues its stream
+    pop.close()
+
+
+def test_unseeded_population_and_member_resets_work():
+    pop = cypool.make_population(ID, 2, 2, num_threads=1, time_limit=BASE)
+    pop.reset()
+    pop.reset(seed=[5, 2**40])          # per-member roots: any SeedSequence root
+    pop.reset_member(1, seed=2**62)
+    pop.close()
+
+
+def test_seeds_outside_randomstates_range_are_refused_before_any_env_is_seeded():
+    top = 2**32 - 2                      # env 0 gets top, env 1 top + 1: the last valid seed
+    env = cypool.make_vec(ID, 2, num_threads=1, time_limit=BASE)
+    obs, _ = env.reset(seed=top)
+    ref = _ref(top + 1, {}).reset()
+    assert np.array_equal(obs["position"][1], ref.observation["position"])
+    before = env.step(np.zeros((2, 1)))[0]["position"].copy()
+    for bad in (top + 1, [0, 2**32], 2**40):
+        with pytest.raises(ValueError, match=r"2\*\*32"):
+            env.reset(seed=bad)
+    # nothing was seeded or reset: the next step continues from where the envs were
+    after = env.step(np.zeros((2, 1)))[0]["position"]
+    twin = cypool.make_vec(ID, 2, num_threads=1, time_limit=BASE)
+    twin.reset(seed=top)
+    twin.step(np.zeros((2, 1)))
+    assert np.array_equal(after, twin.step(np.zeros((2, 1)))[0]["position"])
+    assert not np.array_equal(before, after)
+    with pytest.raises(ValueError, match=r"2\*\*32"):
+        cypool.make_vec(ID, 2, seed=top + 1)
+    with pytest.raises(ValueError, match=r"2\*\*32"):
+        cypool.make_population(ID, 2, 2, seed=2**32 - 3, seed_mode="parity").reset()
+    with pytest.raises(ValueError, match=r"2\*\*32"):
+        cypool.make_population(ID, 2, 2).reset(seed=[[0, 1], [2, 2**32]])
+    env.close(), twin.close()

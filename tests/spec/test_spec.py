@@ -212,3 +212,45 @@ def test_kwarg_kinds_and_scopes_are_checked():
         Kwarg(1, kind="integer")
     with pytest.raises(ValueError, match="scope"):
         Kwarg(1, scope="member")
+
+
+def test_a_specs_seed_bound_is_checked_by_resets_and_kept_by_populations(counter):
+    """A spec whose seed hook takes 32-bit seeds: reset refuses seeds outside the bound before
+    any env is seeded, and a population's tree gives each env a seed inside it."""
+    got = {}
+
+    def seed(fam, i, s):
+        got[i] = s
+        fam.engine.set_generator(i, np.random.PCG64(np.random.SeedSequence(s)))
+
+    obs, act = _spaces({"n": 7})
+    cypool.api.register_spec(FamilySpec(
+        "SpecSeed32-v0", counter.CounterPool, obs, act, kwargs={"n": Kwarg(7)},
+        info=(InfoKey("prob", np.float64), InfoKey("mask", np.int8, width=3)), seed=seed,
+        seed_bound=2**32))
+    try:
+        env = cypool.make_vec("SpecSeed32-v0", 2)
+        env.reset(seed=2**32 - 2)
+        assert got == {0: 2**32 - 2, 1: 2**32 - 1}
+        got.clear()
+        for bad in (2**32 - 1, [0, 2**32]):
+            with pytest.raises(ValueError, match=r"2\*\*32"):
+                env.reset(seed=bad)
+        assert got == {}
+        env.close()
+        pop = cypool.make_population("SpecSeed32-v0", 2, 3)
+        pop.reset(seed=5)
+        want = {k * 3 + j: int(np.random.SeedSequence(5, spawn_key=(k, j))
+                               .generate_state(1, np.uint64)[0]) >> 32
+                for k in range(2) for j in range(3)}
+        assert got == want and all(0 <= s < 2**32 for s in got.values())
+        pop.close()
+    finally:
+        cypool.api.unregister_env("SpecSeed32-v0")
+    for bad, err in ((0, ValueError), (2**63 + 1, ValueError), (1.5, TypeError)):
+        with pytest.raises(err, match="seed_bound"):
+            cypool.api.register_spec(FamilySpec(
+                "SpecSeedBad-v0", counter.CounterPool, obs, act, kwargs={"n": Kwarg(7)},
+                info=(InfoKey("prob", np.float64), InfoKey("mask", np.int8, width=3)),
+                seed=seed, seed_bound=bad))
+    assert "SpecSeedBad-v0" not in cypool.list_envs()
