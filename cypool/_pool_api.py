@@ -83,9 +83,11 @@ class PoolApiMixin:
             raise self._unknown(name)
 
     def _env_spec(self, i):
+        from cypool.registration import gym_id
+
         try:
-            base = gym.spec(f"cypool/{self.env_id}")
-        except gym.error.Error:
+            base = gym.spec(gym_id(self.env_id))
+        except (gym.error.Error, ValueError):
             return None
         pool = self.pool
         return dataclasses.replace(base, kwargs=dict(pool.env_kw[i]),

@@ -234,10 +234,15 @@ def check_timeout(timeout) -> None:
 
 
 def env_id_of(env_id) -> str:
-    """``env_id`` without gymnasium's ``cypool/`` namespace (a TypeError if not a str)."""
+    """``env_id`` without gymnasium's ``cypool/`` or ``cypool-`` prefix (a TypeError if not a
+    str): ``cypool/Hopper-v5`` and ``cypool-dm_control/cheetah-run-v0`` (gymnasium's names,
+    ``cypool.registration.gym_id``), and ``cypool/dm_control/cheetah-run-v0``, the form
+    gymnasium refuses, name ``Hopper-v5`` and ``dm_control/cheetah-run-v0``."""
     if not isinstance(env_id, str):
         raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
-    return env_id[len("cypool/"):] if env_id.startswith("cypool/") else env_id
+    if env_id.startswith("cypool/") or env_id.startswith("cypool-") and "/" in env_id:
+        return env_id[len("cypool/"):]
+    return env_id
 
 
 def env_kwargs_list(env_kwargs, n):

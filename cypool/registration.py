@@ -1,5 +1,11 @@
-"""Env ids and gymnasium registration ("cypool/<id>"); the families behind the ids live in
-cypool.registry."""
+"""Env ids and gymnasium registration; the families behind the ids live in cypool.registry.
+
+Every cypool id is registered with gymnasium under the name :func:`gym_id` gives it:
+``cypool/<id>`` (``cypool/Hopper-v5``), or, for an id with a namespace of its own,
+``cypool-<namespace>/<name>`` (``dm_control/cartpole-swingup-v0`` ->
+``cypool-dm_control/cartpole-swingup-v0``): gymnasium's ids hold one namespace at most
+(``[namespace/](name)[-v(version)]``, its ``ENV_ID_RE``), so ``cypool/dm_control/...`` is
+refused by ``gymnasium.make`` itself ("Malformed environment ID") before cypool is reached."""
 from __future__ import annotations
 
 import functools
@@ -8,12 +14,9 @@ import gymnasium as gym
 
 from cypool.registry import family_for, list_envs
 
-__all__ = ["family_of", "default_max_episode_steps", "list_envs", "register_id", "register_all"]
+__all__ = ["default_max_episode_steps", "list_envs", "gym_id", "register_id", "register_all"]
 
-
-def family_of(env_id: str) -> str:
-    """The name of the family serving env_id (ValueError with close matches if none does)."""
-    return family_for(env_id).name
+PREFIX = "cypool"       # gymnasium's namespace of the un-namespaced ids; "cypool-<ns>" the others
 
 
 def default_max_episode_steps(env_id: str):
@@ -52,10 +55,40 @@ def check_env_id(env_id, where: str) -> str:
     return env_id
 
 
+def gym_id(env_id: str) -> str:
+    """The id ``gymnasium.make``/``gymnasium.make_vec`` take for cypool's ``env_id``.
+
+    ``cypool/<env_id>`` for an id without a namespace (``gym_id("Hopper-v5") ==
+    "cypool/Hopper-v5"``); for an id with one, the ``/`` after ``cypool`` becomes ``-``:
+    ``gym_id("dm_control/cartpole-swingup-v0") == "cypool-dm_control/cartpole-swingup-v0"``
+    (gymnasium allows one namespace per id, so ``cypool/dm_control/...`` is malformed to it).
+    The name after the last ``/`` is the cypool id's own, and no id without a namespace can
+    land in a ``cypool-<namespace>`` one, so the two forms never collide. A ValueError if
+    gymnasium cannot parse the result (e.g. a namespace holding '.')."""
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"gym_id: env_id must be a non-empty str, got {env_id!r}")
+    ns, sep, name = env_id.rpartition("/")
+    want_ns = f"{PREFIX}-{ns}" if sep else PREFIX
+    out = f"{want_ns}/{name}"
+    from gymnasium.envs.registration import parse_env_id
+
+    try:
+        parsed_ns = parse_env_id(out)[0]
+    except gym.error.Error:
+        parsed_ns = None
+    if parsed_ns != want_ns:
+        raise ValueError(f"gym_id: cypool's id {env_id!r} has no gymnasium form ({out!r} is "
+                         "not one gymnasium parses); make it with cypool.make_vec or "
+                         "cypool.SingleEnv")
+    return out
+
+
 def register_id(env_id: str) -> None:
-    """Register ``cypool/<env_id>`` in gymnasium's registry: ``gymnasium.make_vec`` builds a
-    pool, ``gymnasium.make`` one env (:class:`cypool.SingleEnv`); no-op if it is there."""
-    name = f"cypool/{env_id}"
+    """Register :func:`gym_id` of ``env_id`` (``cypool/<env_id>``, or
+    ``cypool-<namespace>/<name>`` for a namespaced id) in gymnasium's registry:
+    ``gymnasium.make_vec`` builds a pool, ``gymnasium.make`` one env
+    (:class:`cypool.SingleEnv`); no-op if it is there."""
+    name = gym_id(env_id)
     if name not in gym.registry:
         gym.register(name, entry_point=functools.partial(_make_single, env_id),
                      vector_entry_point=functools.partial(_make_vec, env_id),
@@ -63,9 +96,14 @@ def register_id(env_id: str) -> None:
 
 
 def register_all():
-    """Register every id as ``cypool/<id>`` (see register_id). An id with a namespace of
-    its own (``dm_control/cheetah-run-v0``) cannot be a gymnasium name under ``cypool/``
-    (gymnasium allows one namespace): those are made with cypool.make_vec only."""
+    """Register every id under its :func:`gym_id` (see register_id): ``cypool/<id>``, and
+    ``cypool-<namespace>/<name>`` for an id with a namespace of its own
+    (``dm_control/cheetah-run-v0`` -> ``cypool-dm_control/cheetah-run-v0``; gymnasium allows
+    one namespace per id). An id gymnasium cannot parse in either form is left to
+    cypool.make_vec and cypool.SingleEnv."""
     for env_id in list_envs():
-        if "/" not in env_id:
-            register_id(env_id)
+        try:
+            gym_id(env_id)
+        except ValueError:
+            continue
+        register_id(env_id)

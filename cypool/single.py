@@ -1,5 +1,6 @@
-"""One env as a ``gymnasium.Env``: what ``gymnasium.make("cypool/<id>")`` returns (inside
-gymnasium's own wrappers), backed by a one-env pool stepped by the same native code as
+"""One env as a ``gymnasium.Env``: what ``gymnasium.make("cypool/<id>")`` returns
+(``"cypool-<namespace>/<name>"`` for an id with a namespace: ``cypool.registration.gym_id``;
+inside gymnasium's own wrappers), backed by a one-env pool stepped by the same native code as
 ``cypool.make_vec``. Numbers equal gymnasium's env for the id; per-step speed is not the point
 (a pool of many envs is)."""
 from __future__ import annotations
@@ -63,7 +64,11 @@ def _unbatch_obs(space: spaces.Space, batch):
 class SingleEnv(gym.Env):
     """One cypool env as a ``gymnasium.Env``.
 
-    ``gymnasium.make("cypool/<id>", **kwargs)`` builds it inside gymnasium's wrappers
+    ``gymnasium.make(cypool.registration.gym_id(<id>), **kwargs)``, i.e.
+    ``gymnasium.make("cypool/<id>")`` (``"cypool/Hopper-v5"``), or
+    ``gymnasium.make("cypool-<namespace>/<name>")`` for an id with a namespace of its own
+    (``"cypool-dm_control/cartpole-swingup-v0"``: gymnasium refuses two namespaces, as in
+    ``"cypool/dm_control/..."``), builds it inside gymnasium's wrappers
     (``TimeLimit`` with the registered ``max_episode_steps``, ``OrderEnforcing``,
     ``PassiveEnvChecker``); then the env itself keeps no time limit, so the limit is applied
     once, by ``TimeLimit``. Built directly, ``SingleEnv(env_id, max_episode_steps=None)``
@@ -131,7 +136,7 @@ class SingleEnv(gym.Env):
 
 
 def make_single(env_id: str, **kwargs) -> SingleEnv:
-    """``gymnasium.make``'s entry point for ``cypool/<env_id>``: gymnasium's ``TimeLimit``
+    """``gymnasium.make``'s entry point for ``gym_id(env_id)``: gymnasium's ``TimeLimit``
     keeps the time (and ``max_episode_steps=-1`` means no limit, as for gymnasium's envs), so
     the env keeps none."""
     kwargs.setdefault("max_episode_steps", NO_LIMIT)

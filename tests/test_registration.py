@@ -142,3 +142,98 @@ def test_pkg_colon_form_imports_the_package(tmp_path, monkeypatch):
     finally:
         unregister_env("PkgCart-v0")
         sys.modules.pop("my_cart_pkg", None)
+
+
+# ids with a namespace of their own (dm_control/<domain>-<task>-v0): gymnasium's ids hold one
+# namespace, so they are registered as cypool-<namespace>/<name> (issue #40 item 9)
+NAMESPACED = [i for i in cypool.list_envs() if "/" in i]
+
+
+def test_every_id_is_registered_under_its_gym_id():
+    from gymnasium.envs.registration import parse_env_id
+
+    from cypool._validate import env_id_of
+    from cypool.registration import default_max_episode_steps, gym_id
+
+    assert NAMESPACED, "no namespaced ids: nothing here is tested"
+    for env_id in cypool.list_envs():
+        name = gym_id(env_id)
+        ns, _, _ = parse_env_id(name)
+        if "/" in env_id:
+            head, _, tail = env_id.rpartition("/")
+            assert name == f"cypool-{head}/{tail}" and ns == f"cypool-{head}", name
+        else:
+            assert name == f"cypool/{env_id}" and ns == "cypool", name
+        spec = gym.spec(name)
+        assert spec.max_episode_steps == default_max_episode_steps(env_id), env_id
+        assert spec.vector_entry_point is not None
+        assert env_id_of(name) == env_id
+    assert gym_id("dm_control/cartpole-swingup-v0") == "cypool-dm_control/cartpole-swingup-v0"
+    assert env_id_of("cypool/dm_control/cartpole-swingup-v0") == "dm_control/cartpole-swingup-v0"
+    # cypool registers nothing in another package's namespace (Shimmy's dm_control/, ale-py's
+    # ALE/): each of its names is under cypool/ or cypool-<namespace>/
+    n = 0
+    for spec in gym.registry.values():
+        if getattr(spec.entry_point, "func", None) is not None and \
+                spec.entry_point.func.__module__ == "cypool.registration":
+            assert spec.namespace == "cypool" or spec.namespace.startswith("cypool-"), spec.id
+            n += 1
+    assert n >= len(cypool.list_envs())
+
+
+def test_slash_form_is_gymnasiums_error_and_cypools_make_takes_every_form():
+    bad = "cypool/dm_control/cartpole-swingup-v0"
+    with pytest.raises(gym.error.Error, match="Malformed environment ID"):
+        gym.make(bad)                                  # gymnasium refuses it before cypool
+    with pytest.raises(gym.error.Error, match="Malformed environment ID"):
+        gym.make_vec(bad, 2)
+    # cypool's own entry points take the id, its gymnasium name, and the slash form alike
+    ref = cypool.make_vec("dm_control/cartpole-swingup-v0", 2).reset(seed=3)[0]
+    for given in (bad, "cypool-dm_control/cartpole-swingup-v0"):
+        env = cypool.make_vec(given, 2)
+        assert env.env_id == "dm_control/cartpole-swingup-v0"
+        obs = env.reset(seed=3)[0]
+        assert all(np.array_equal(obs[k], ref[k]) for k in ref)
+        env.close()
+        one = cypool.SingleEnv(given)
+        o1 = one.reset(seed=3)[0]
+        assert all(np.array_equal(o1[k], ref[k][0]) for k in ref)
+        one.close()
+    assert cypool.SingleEnv("cypool/CartPole-v1").reset(seed=0)[0].shape == (4,)
+
+
+def test_gym_id_refuses_what_gymnasium_cannot_parse():
+    from cypool.registration import gym_id
+
+    with pytest.raises(ValueError, match="no gymnasium form"):
+        gym_id("a.b/Env-v0")                 # gymnasium's namespaces hold no '.'
+    with pytest.raises(ValueError, match="no gymnasium form"):
+        gym_id("a/b/Env-v0")
+    with pytest.raises(TypeError):
+        gym_id(None)
+
+
+def test_make_vec_of_a_namespaced_id_through_gymnasium():
+    pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
+    env_id = "dm_control/cartpole-swingup-v0"
+    name = cypool.registration.gym_id(env_id)
+    ref = cypool.make_vec(env_id, 3)
+    pool = gym.make_vec(name, 3)                              # the vector entry point
+    sync = gym.make_vec(name, 3, vectorization_mode="sync")   # 3 x gymnasium.make(name)
+    try:
+        assert isinstance(pool, cypool.VectorEnv) and pool.env_id == env_id
+        outs = [e.reset(seed=0)[0] for e in (ref, pool, sync)]   # env i seeded 0 + i in each
+        for o in outs[1:]:
+            assert sorted(o) == sorted(outs[0])
+            assert all(np.array_equal(o[k], outs[0][k]) for k in o)
+        rng = np.random.default_rng(0)
+        for t in range(50):
+            a = rng.uniform(-1, 1, size=(3, 1))
+            outs = [e.step(a) for e in (ref, pool, sync)]
+            for o in outs[1:]:
+                assert all(np.array_equal(o[0][k], outs[0][0][k]) for k in o[0]), t
+                for x, y in zip(o[1:4], outs[0][1:4]):
+                    assert np.array_equal(x, y), t
+    finally:
+        for e in (ref, pool, sync):
+            e.close()

@@ -232,3 +232,78 @@ def test_make_vec_through_gymnasium_unchanged():
         assert isinstance(env, cypool.VectorEnv) and env.num_envs == 3
     finally:
         env.close()
+
+
+# ids with a namespace of their own (all dm_control's): gymnasium.make takes them as
+# cypool-<namespace>/<name> (gymnasium's ids hold one namespace; issue #40 item 9). One task
+# per dm_control domain.
+def _one_per_domain():
+    seen, out = set(), []
+    for env_id in cypool.list_envs():
+        if "/" in env_id:
+            domain = env_id.split("/", 1)[1].split("-")[0]
+            if domain not in seen:
+                seen.add(domain)
+                out.append(env_id)
+    return out
+
+
+def _same_run(ours, ref, steps, seed=0):
+    """Step ours (gymnasium.make's) and ref (cypool.SingleEnv) with the same seeded actions:
+    equal reset and step outputs (np.array_equal, dtypes too); the step of the first episode
+    end, or None."""
+    _same(ours.reset(seed=seed), ref.reset(seed=seed), "reset")
+    space = ref.action_space
+    space.seed(seed)
+    for t in range(steps):
+        a = space.sample()
+        out, exp = ours.step(a), ref.step(a)
+        assert out[1] == exp[1] and isinstance(out[1], float), (t, out[1], exp[1])
+        for name, x, y in zip(("obs", "terminated", "truncated", "info"),
+                              (out[0],) + out[2:], (exp[0],) + exp[2:]):
+            _same(x, y, f"step {t} {name}")
+        if exp[2] or exp[3]:
+            return t
+    return None
+
+
+@pytest.mark.parametrize("env_id", _one_per_domain())
+def test_namespaced_id_through_gymnasium_make_equals_single_env(env_id):
+    pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
+    name = cypool.registration.gym_id(env_id)
+    assert name == "cypool-" + env_id
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # gymnasium's checker on float64 Dict spaces
+        ours = gym.make(name)
+        ref = SingleEnv(env_id)
+        try:
+            assert ours.spec.id == name and ours.unwrapped.env_id == env_id
+            assert ours.observation_space == ref.observation_space
+            assert ours.action_space == ref.action_space
+            _same_run(ours, ref, 20)
+        finally:
+            ours.close()
+            ref.close()
+
+
+def test_namespaced_id_time_limits_through_gymnasium_make():
+    pytest.importorskip("dm_control.suite", reason="dm_control is a test dependency")
+    env_id = "dm_control/cartpole-swingup-v0"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # dm_control's own limit (1000 steps: the task's time_limit) truncates both, once
+        ours, ref = gym.make("cypool-dm_control/cartpole-swingup-v0"), SingleEnv(env_id)
+        try:
+            assert _same_run(ours, ref, 1010) == 999
+            _same(ours.reset(), ref.reset(), "reset after the limit")
+        finally:
+            ours.close()
+            ref.close()
+        # gymnasium.make's max_episode_steps (its TimeLimit) as SingleEnv's own
+        ours = gym.make("cypool-dm_control/cartpole-swingup-v0", max_episode_steps=30)
+        ref = SingleEnv(env_id, max_episode_steps=30)
+        try:
+            assert _same_run(ours, ref, 40, seed=5) == 29
+        finally:
+            ours.close()
+            ref.close()
