@@ -17,7 +17,8 @@ import gymnasium as gym
 import numpy as np
 
 from cypool._mujoco_import import import_mujoco
-from cypool._validate import MIN_ENV_BYTES, check_pool_memory
+from cypool._validate import (INT64_END, MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES,
+                              check_pool_memory)
 from cypool.errors import check_known_kwargs
 
 mujoco = import_mujoco()
@@ -92,7 +93,10 @@ def _number(env_id, name, v):
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                               np.floating)):
         raise TypeError(f"{env_id}: {name} must be a number, got {v!r}")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:       # an int beyond the floats: larger than any float
+        return math.inf
 
 
 def merge_kwargs(env_id, mod, kwargs):
@@ -104,8 +108,14 @@ def merge_kwargs(env_id, mod, kwargs):
     if kw["time_limit"] is None:
         kw["time_limit"] = mod.TIME_LIMIT
     tl = _number(env_id, "time_limit", kw["time_limit"])
+    # dm_control takes any number, but NaN never ends an episode (step_count >= NaN is
+    # False) and a limit <= 0 ends every episode after its first step: refused. inf, and any
+    # limit beyond the steps an episode can count, mean no limit (step_limit)
     if not tl > 0:
-        raise ValueError(f"{env_id}: time_limit must be > 0 seconds (or inf), got {tl!r}")
+        raise ValueError(f"{env_id}: time_limit must be > 0 seconds (inf, or any larger "
+                         f"limit than an episode can reach: no limit), got {tl!r} (dm_control "
+                         "would never end an episode for NaN, and end every episode after "
+                         "one step for a limit <= 0)")
     ek = kw["environment_kwargs"]
     if ek is not None:
         if not isinstance(ek, dict):
@@ -218,30 +228,49 @@ def n_sub_steps(env_id, mod, kw, timestep):
         if "n_sub_steps" in ek:
             raise ValueError("Both n_sub_steps and control_timestep were supplied.")
         ek["control_timestep"] = mod.CONTROL_TIMESTEP
+    # One env's step runs n_sub_steps MuJoCo steps natively (the kernels' C int), where
+    # Ctrl-C cannot stop them: bounded as the MuJoCo family bounds frame_skip
     if "n_sub_steps" in ek:
         n = ek["n_sub_steps"]
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"{env_id}: n_sub_steps must be an int >= 1, got {n!r}")
+        if n > MAX_MUJOCO_FRAME_SKIP:
+            raise ValueError(f"{env_id}: environment_kwargs n_sub_steps must be <= "
+                             f"{MAX_MUJOCO_FRAME_SKIP}, got {int(n)}: it is the number of "
+                             "MuJoCo steps per env step, run natively without a Ctrl-C check "
+                             "(as MuJoCo's frame_skip); no real use needs more")
         return int(n)
     if "control_timestep" in ek:
         ct = _number(env_id, "control_timestep", ek["control_timestep"])
+        if not math.isfinite(ct):   # dm_control's round() raises OverflowError / ValueError
+            raise ValueError(f"{env_id}: environment_kwargs control_timestep must be a finite "
+                             f"number of seconds, got {ct!r}")
         if ct < timestep:
             raise ValueError(f"Control timestep ({ct}) cannot be smaller than physics "
                              f"timestep ({timestep}).")
         if abs(ct / timestep - round(ct / timestep)) > 1e-8:
             raise ValueError(f"Control timestep ({ct}) must be an integer multiple of physics "
                              f"timestep ({timestep})")
-        return int(round(ct / timestep))
+        n = int(round(ct / timestep))
+        if n > MAX_MUJOCO_FRAME_SKIP:
+            raise ValueError(f"{env_id}: environment_kwargs control_timestep={ct!r} is "
+                             f"{ct / timestep:.17g} physics timesteps of {timestep}, but "
+                             f"n_sub_steps must be <= {MAX_MUJOCO_FRAME_SKIP} (control_timestep <= "
+                             f"{MAX_MUJOCO_FRAME_SKIP * timestep!r}): they are the MuJoCo "
+                             "steps per env step, run natively without a Ctrl-C check (as "
+                             "MuJoCo's frame_skip); no real use needs more")
+        return n
     return 1
 
 
 def step_limit(time_limit, timestep, n_sub):
-    """Steps until the time limit's LAST step: the first count >= time_limit / (dt * n_sub)
-    (0: none)."""
-    if time_limit == float("inf"):
+    """Steps until the time limit's LAST step: the first count >= time_limit / (dt * n_sub),
+    dm_control's test (0: none). inf is none, as in dm_control; so is a limit no episode can
+    reach, the engine's step counters being int64 (dm_control never ends those either)."""
+    limit = _number("dm_control", "time_limit", time_limit) / (timestep * n_sub)
+    if limit >= INT64_END:      # inf included (a finite limit may overflow to it)
         return 0
-    limit = time_limit / (timestep * n_sub)
-    return max(1, int(math.ceil(limit)))
+    return max(1, math.ceil(limit))
 
 
 class DmcFamily:
@@ -401,7 +430,9 @@ class DmcFamily:
         return near / (1 - z * (1 - near / far))
 
     def merged_kwargs(self, kwargs):
-        return merge_kwargs(self.env_id, self._mod, kwargs)
+        kw = merge_kwargs(self.env_id, self._mod, kwargs)
+        self._steps(kw)     # n_sub_steps / control_timestep checked too, before any env changes
+        return kw
 
     @staticmethod
     def _env_kwargs(env_id, mod, pool_kw, kwargs, where=""):
