@@ -555,7 +555,8 @@ class PopulationEnv:
         """Make `own` member k's override dict: validated first, then applied."""
         own = dict(own)
         task_kw = dict(own)
-        limit = check_limit(task_kw.pop("max_episode_steps", self._default_max_steps))
+        limit = task_kw.pop("max_episode_steps", self._default_max_steps)
+        limit = None if limit is None else check_limit(limit)   # None: the family's own
         self._check_idle(k)
         ids = self._ids(k)
         self._family.configure_envs(ids, {**self._base_kwargs, **task_kw})

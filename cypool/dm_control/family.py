@@ -335,6 +335,9 @@ class DmcFamily:
                              (height, width) if self.pixels else None,
                              bool(kw["channels_first"]), task_state, split)
         self.engine.set_restore_slot(T_RESTORED)
+        # each env's step limit from its time_limit (0: none), which a population's
+        # max_episode_steps can only shorten (set_max_episode_steps)
+        self._own_limit = np.full(num_envs, self._limit, np.int64)
         if env_kw is not None:
             self._set_steps(np.arange(num_envs, dtype=np.int64), steps)
         for field, index, value in edits:
@@ -459,6 +462,7 @@ class DmcFamily:
         rows = self.engine.params          # in place: the kernels read these rows (P_NSUB)
         for i, (n_sub, limit) in zip(ids.tolist(), steps):
             rows[i, 0] = n_sub
+            self._own_limit[i] = limit
             self.engine.set_max_episode_steps(np.array([i], np.int64), limit)
 
     def configure_envs(self, ids, kwargs):
@@ -469,7 +473,14 @@ class DmcFamily:
         self._set_steps(ids, [self._steps(kw)] * len(ids))
 
     def set_max_episode_steps(self, ids, limit):
-        self.engine.set_max_episode_steps(np.asarray(ids, np.int64), int(limit))
+        """A step limit of envs ``ids`` on top of their time_limit: the episode ends at
+        whichever comes first, as a TimeLimit around dm_control's Environment (limit 0 or
+        None: the time limit alone)."""
+        limit = int(limit or 0)
+        for i in np.asarray(ids, np.int64).tolist():
+            own = int(self._own_limit[i])
+            eff = min(own, limit) if own and limit else own or limit
+            self.engine.set_max_episode_steps(np.array([i], np.int64), eff)
 
     def load_actions(self, actions, env_ids=None):
         """Validate an action batch and copy it into C (float64, as np.copyto into

@@ -167,3 +167,31 @@ def test_seeds_outside_randomstates_range_are_refused_before_any_env_is_seeded()
     with pytest.raises(ValueError, match=r"2\*\*32"):
         cypool.make_population(ID, 2, 2).reset(seed=[[0, 1], [2, 2**32]])
     env.close(), twin.close()
+
+
+def _first_truncation(pop, steps=30):
+    P, E = pop.population_size, pop.envs_per_member
+    pop.reset(seed=0)
+    first = np.zeros((P, E), np.int64)
+    for t in range(1, steps + 1):
+        _, _, term, trunc, _ = pop.step(np.zeros((P, E, 1)))
+        first[(first == 0) & np.asarray(trunc)] = t
+        assert not np.asarray(term).any()
+    return first
+
+
+def test_a_members_max_episode_steps_shortens_its_time_limit_never_lengthens_it():
+    # time_limit 0.1 s is 10 steps of cartpole's 0.01 s control timestep
+    members = [{"max_episode_steps": 4}, {"max_episode_steps": 50}, {}]
+    pop = cypool.make_population(ID, 3, 2, member_kwargs=members, num_threads=1,
+                                 time_limit=BASE)
+    assert _first_truncation(pop).tolist() == [[4, 4], [10, 10], [10, 10]]
+    # set_member_kwargs on a population made without max_episode_steps (merged with the
+    # member's overrides: member 0 keeps its 4 steps under a 5-step time limit)
+    pop.set_member_kwargs(0, time_limit=0.05)
+    pop.set_member_kwargs(1, max_episode_steps=7, time_limit=0.2)
+    pop.set_member_kwargs(2, time_limit=0.03)
+    assert _first_truncation(pop).tolist() == [[4, 4], [7, 7], [3, 3]]
+    pop.set_member_kwargs(0, max_episode_steps=30)
+    assert _first_truncation(pop).tolist()[0] == [5, 5]
+    pop.close()
