@@ -43,7 +43,10 @@ The pool's Python side, which register_env checks at every construction:
 ``state_arrays`` (class attribute, optional; beside version 1, which it leaves unchanged)
     instead of the three hooks: the names of the pool's per-env arrays that hold its envs'
     own state (numeric numpy arrays with one row per env, readable from Python: ``cdef
-    readonly object positions``); row i of each is saved and restored as env i's.
+    readonly object positions``); row i of each is saved and restored as env i's. Each
+    name must give the pool's own buffer, the same memory at every read (the array the
+    kernels write): a property returning a copy would take set_state's writes into a
+    temporary, and is refused with a TypeError naming it when the pool is made.
     ``state_arrays = ()`` declares that the engine's part (obs rows, random stream,
     counters) is all of the env's state. A pool that defines neither the hooks nor
     ``state_arrays`` builds and runs as before, but its get_state/set_state, pickling and

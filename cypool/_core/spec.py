@@ -516,6 +516,34 @@ def check_ids(ids, n):
     return np.ascontiguousarray(a, np.int64)
 
 
+def _one_buffer(a, b) -> bool:
+    """Two reads of one attribute are the same memory: the same array, or views of one
+    buffer (a property building ``np.asarray(self.view)`` anew each time)."""
+    if a is b or a.size == 0:              # an empty array: nothing to save or restore
+        return True
+    if (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape and a.strides == b.strides):
+        return True
+    return bool(np.shares_memory(a, b))
+
+
+def _check_state_buffers(engine, where):
+    """Each array that state_arrays names must be the pool's own memory, the same buffer at
+    every read: get_state reads row i of it and set_state writes row i into it, so an
+    attribute that returns a copy (a property computing it) would take the writes into a
+    temporary and snapshots would silently not restore. Two reads that share no memory
+    show it. TypeError, as the other state_arrays declarations that cannot work."""
+    for name in type(engine).state_arrays:
+        first, second = getattr(engine, name), getattr(engine, name)
+        if not _one_buffer(first, second):
+            raise TypeError(
+                f"{where}: state_arrays names {name!r}, but two reads of it give arrays that "
+                f"share no memory (a property returning a copy?): set_state would write into "
+                f"a temporary and snapshots would not restore. {name!r} must return the same "
+                f"buffer each time: a memoryview/ndarray attribute of the pool (e.g. `cdef "
+                f"readonly object {name}`, the array the kernels write), not a copy")
+
+
 def check_member_kwargs(member_kwargs, n):
     """One dict per env (TypeError/ValueError)."""
     if not isinstance(member_kwargs, (list, tuple)):
@@ -672,7 +700,8 @@ class SpecFamily:
         if engine.info.shape[1] < width:
             raise TypeError(f"{where} has {engine.info.shape[1]} info column(s); info_keys "
                             f"names {width} column(s)")
-        engine._state_mode()             # a state_arrays declaration that cannot work
+        if engine._state_mode() == "arrays":  # (it raises for a declaration that cannot work)
+            _check_state_buffers(engine, where)
         act = getattr(engine, "actions", None)
         asp = self.single_action_space
         want = (n,) + tuple(asp.shape)

@@ -19,5 +19,8 @@ pygame: ``pip install "cypool[toy-text]"``; without it ``render()`` raises
 ``gymnasium.error.DependencyNotInstalled``. No display is needed. ``"human"`` is not offered.
 
 Differences: a random FrozenLake map (``desc`` and ``map_name`` None) is refused, as
-gymnasium draws it from OS entropy that no seed reproduces.
+gymnasium draws it from OS entropy that no seed reproduces; so are probabilities outside
+[0, 1] (``success_rate``, ``rainy_probability``, ``fickle_probability``; NaN included), which
+gymnasium takes. ``set_state`` takes only states that play reaches
+(:mod:`cypool.toy_text._states`), and a bust Blackjack hand is never stepped again.
 """

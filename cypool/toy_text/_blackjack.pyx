@@ -21,7 +21,9 @@ façade presents it as gymnasium's Tuple: a tuple of the three (N,) int64 column
 Hands are kept as what the rules read of them: each hand's first two cards, raw sum, whether
 it holds an ace, and its card count. Env state: (N, 12) int64: player c0, c1, sum, ace, n;
 dealer c0, c1, sum, ace, n; suit (0..3 = C, D, H, S); face (0..2 = J, Q, K; -1 if the dealer
-does not show 10).
+does not show 10). A state given to set_state must be one that play reaches
+(cypool.toy_text._states.check_blackjack); a bust hand is never stepped (an EngineError: its
+episode is over, whatever the engine's done flag says).
 """
 from libc.stdio cimport snprintf
 from libc.stdint cimport int64_t, uint8_t, uint64_t
@@ -31,6 +33,7 @@ from numpy.random cimport bitgen_t
 import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool.toy_text._states import check_blackjack
 
 cnp.import_array()
 
@@ -155,6 +158,13 @@ cdef class BlackjackPool(Engine):
         if a != 0 and a != 1:
             snprintf(r.err, ERRMSG_LEN, "action %lld is not in Discrete(2)", <long long> a)
             return ST_ENGINE_ERROR
+        if st[P_SUM] > 21:
+            # a bust hand ended its episode (the engine resets it next): only a state set
+            # by hand steps it again (done cleared, or a SAME_STEP pool); a hit from it
+            # would leave Discrete(32)
+            snprintf(r.err, ERRMSG_LEN, "the player's hand is bust (sum %lld): its episode "
+                     "is over; reset the env", <long long> st[P_SUM])
+            return ST_ENGINE_ERROR
         if a:
             _add(st + P_C0, _draw_card(r.rng))
             if _sum_hand(st + P_C0) > 21:
@@ -182,13 +192,9 @@ cdef class BlackjackPool(Engine):
         return [int(x) for x in self.states[i]]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if (not isinstance(state, list) or len(state) != NSTATE
-                or not all(isinstance(x, int) for x in state)
-                or not all(0 <= state[k] <= 10 for k in (P_C0, P_C1, D_C0, D_C1))
-                or state[P_ACE] not in (0, 1) or state[D_ACE] not in (0, 1)
-                or state[P_N] < 0 or state[D_N] < 0 or not 0 <= state[SUIT] < 4
-                or not -1 <= state[FACE] < 3):
-            raise ValueError("cypool: not a Blackjack env state")
+        """Hands that play reaches, field by field (cypool.toy_text._states): every
+        observation from the state on is inside the observation space."""
+        check_blackjack(state)
 
     def _set_env_state(self, Py_ssize_t i, state):
         self.states[i] = state

@@ -25,6 +25,7 @@ import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 from cypool.toy_text import _tables
+from cypool.toy_text._states import check_tabular
 
 cnp.import_array()
 
@@ -111,10 +112,8 @@ cdef class FrozenLakePool(Engine):
         return [int(self.states[i, 0]), int(self.states[i, 1])]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if (not isinstance(state, list) or len(state) != 2
-                or not all(isinstance(x, int) for x in state)
-                or not 0 <= state[0] < self.nrow * self.ncol or not -1 <= state[1] < 4):
-            raise ValueError("cypool: not a FrozenLake env state of this map")
+        """A cell of this map and an action (cypool.toy_text._states)."""
+        check_tabular("FrozenLake", state, self.nrow * self.ncol, 4)
 
     def _set_env_state(self, Py_ssize_t i, state):
         self.states[i] = state

@@ -30,6 +30,7 @@ import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 from cypool.toy_text import _tables
+from cypool.toy_text._states import check_taxi
 
 cnp.import_array()
 
@@ -151,11 +152,8 @@ cdef class TaxiPool(Engine):
         return [int(x) for x in self.states[i]]
 
     def _check_env_state(self, Py_ssize_t i, state):
-        if (not isinstance(state, list) or len(state) != 4
-                or not all(isinstance(x, int) for x in state)
-                or not 0 <= state[0] < 500 or not -1 <= state[1] < 6
-                or state[2] not in (0, 1) or not 0 <= state[3] < 4):
-            raise ValueError("cypool: not a Taxi env state")
+        """A state of the 500, an action, a flag, a move (cypool.toy_text._states)."""
+        check_taxi(state)
 
     def _set_env_state(self, Py_ssize_t i, state):
         self.states[i] = state

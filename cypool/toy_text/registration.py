@@ -19,15 +19,26 @@ from cypool.toy_text._render import render_blackjack, render_tabular, render_tax
 _MODULE = "cypool.toy_text.registration"
 
 
-def _number(env_id, name, v):
-    """A probability kwarg: a number. Not a numpy float of another width: gymnasium would
-    then build its transition probabilities in that width, which the tables do not."""
+def _probability(env_id, name, v):
+    """A probability kwarg: a number in [0, 1]. Not a numpy float of another width: gymnasium
+    would then build its transition probabilities in that width, which the tables do not.
+
+    NaN and values outside [0, 1] are refused (docs/reliability.md, the rule for non-finite
+    kwargs): gymnasium takes them and builds "probabilities" such as NaN, 1.5 or -0.25 that
+    mean nothing (FrozenLake ``success_rate=nan`` reports ``info["prob"]`` NaN, and its
+    SyncVectorEnv raises at the first batch where a reset's int 1 types that array first).
+    Every value in [0, 1] (0, 1 and subnormals included) runs exactly as gymnasium runs it.
+    complete_kwargs calls this for make_vec, env_kwargs, member_kwargs, set_attr and
+    set_member_kwargs alike, before any env changes."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
                                                               np.floating)):
         raise TypeError(f"{env_id}: {name} must be a number, got {v!r}")
     if isinstance(v, np.floating) and v.dtype != np.float64:
         raise TypeError(f"{env_id}: {name} must be a Python float (or float64), got a numpy "
                         f"{v.dtype} (gymnasium would compute its probabilities in {v.dtype})")
+    if not 0 <= v <= 1:                  # NaN fails both comparisons
+        raise ValueError(f"{env_id}: {name} is a probability and must be in [0, 1], got "
+                         f"{v!r}")
 
 
 def _frozen_lake_spaces(kw):
@@ -40,7 +51,7 @@ def _frozen_lake_spaces(kw):
 
 def _check_frozen_lake(kw):
     _frozen_lake_spaces(kw)                     # the map's own errors
-    _number("FrozenLake", "success_rate", kw["success_rate"])
+    _probability("FrozenLake", "success_rate", kw["success_rate"])
     rs = kw["reward_schedule"]
     if (not isinstance(rs, (tuple, list)) or len(rs) != 3
             or not all(isinstance(x, (int, float, np.integer, np.floating))
@@ -50,7 +61,7 @@ def _check_frozen_lake(kw):
 
 def _check_taxi(kw):
     for name in ("rainy_probability", "fickle_probability"):
-        _number("Taxi-v4", name, kw[name])
+        _probability("Taxi-v4", name, kw[name])
 
 
 # rendering: gymnasium's own render(), fed each env's state (cypool.toy_text._render);

@@ -138,3 +138,48 @@ def test_half_the_hooks_names_the_missing_ones(keeper):
 def test_bad_state_declarations_are_refused_at_construction(keeper, name, match):
     with pytest.raises(TypeError, match=match):
         cypool.make_vec(f"Keep{name}-v0", 2)
+
+
+def test_state_arrays_must_name_the_pools_own_buffer(keeper):
+    """A `state_arrays` name whose attribute returns a copy (a property) passed the checks:
+    set_state wrote into the temporary and snapshots silently did not restore. Two reads
+    that share no memory show it: refused when the pool is made, naming the attribute. A
+    property that returns a new view of the pool's own buffer at each read is the buffer."""
+
+    class CopyPool(keeper.ArrayPool):
+        state_arrays = ("counts_copy",)
+
+        @property
+        def counts_copy(self):
+            return self.positions.copy()
+
+    class ViewPool(keeper.ArrayPool):
+        state_arrays = ("counts_view",)
+
+        @property
+        def counts_view(self):
+            return self.positions[:]
+
+    space = dict(observation_space=gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
+                 action_space=gym.spaces.Discrete(2), max_episode_steps=60)
+    cypool.api.register_env("KeepCopyPool-v0", CopyPool, **space)
+    cypool.api.register_env("KeepViewPool-v0", ViewPool, **space)
+    try:
+        for make in (lambda: cypool.make_vec("KeepCopyPool-v0", 2),
+                     lambda: cypool.make_population("KeepCopyPool-v0", 2, 2),
+                     lambda: gym.make("cypool/KeepCopyPool-v0")):
+            with pytest.raises(TypeError, match=r"CopyPool.*'counts_copy'.*share no memory"
+                                                r".*same buffer each time") as err:
+                make()
+            assert "not a copy" in str(err.value)
+
+        env = _stepped("KeepViewPool-v0")
+        state = env.get_state()
+        ahead = [env.step(np.ones(4, np.int64))[0] for _ in range(5)]
+        env.set_state(state)                              # restores: the same buffer
+        assert all(np.array_equal(env.step(np.ones(4, np.int64))[0], a) for a in ahead)
+        _assert_continues_alike(env, pickle.loads(pickle.dumps(env)))
+        env.close()
+    finally:
+        cypool.api.unregister_env("KeepCopyPool-v0")
+        cypool.api.unregister_env("KeepViewPool-v0")
