@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import gymnasium as gym
 
-from cypool._validate import check_limit
+from cypool._validate import check_limit, parse_env_ids
 
 STATE_FORMAT = "cypool.VectorEnv state 1"
 _READ_ONLY = ("spec", "render_mode", "metadata", "np_random", "num_envs", "env_id")
@@ -70,7 +70,7 @@ class PoolApiMixin:
             if name == "spec":
                 return tuple(self._env_spec(i) for i in range(n))
             if name == "np_random":
-                gens = [self._engine.generator(i) for i in range(n)]
+                gens = [self.pool.engine.generator(i) for i in range(n)]
                 return tuple(None if g is None else np.random.Generator(g) for g in gens)
             if name == "render_mode":
                 return (self.render_mode,) * n
@@ -106,9 +106,9 @@ class PoolApiMixin:
             if pool.settings_owner is not None:
                 raise ValueError(f"cypool: this pool's settings are a population's; change "
                                  f"them with {pool.settings_owner}")
-            ids = self._parse_ids(env_ids)
+            ids = parse_env_ids(env_ids, self.num_envs)
             vals = _per_env(values, len(ids), name)
-            busy = ids[self._in_flight[ids]]
+            busy = ids[self.pool.in_flight[ids]]
             if busy.size:
                 raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight; recv() them "
                                  "before set_attr")
@@ -159,13 +159,13 @@ class PoolApiMixin:
         first): their state is being changed by a worker."""
         with self._lock:
             self._check_open()
-            ids = self._parse_ids(env_ids)
+            ids = parse_env_ids(env_ids, self.num_envs)
             self._check_settled(ids)
             if not self._has_reset:
                 raise ValueError("cypool: get_state() before the first reset(): there is no "
                                  "state yet")
             return {"format": STATE_FORMAT, "env_id": self.env_id,
-                    "env_ids": ids.tolist(), "envs": self._engine.get_state(ids),
+                    "env_ids": ids.tolist(), "envs": self.pool.engine.get_state(ids),
                     "seeded": self.pool.seeded[ids].tolist()}
 
     def set_state(self, state: dict, env_ids=None) -> None:
@@ -191,7 +191,7 @@ class PoolApiMixin:
             if not isinstance(envs, (list, tuple)):
                 raise ValueError(f"cypool: the state's envs must be a list of env states, got "
                                  f"{type(envs).__name__}")
-            ids = self._parse_ids(state["env_ids"] if env_ids is None else env_ids)
+            ids = parse_env_ids(state["env_ids"] if env_ids is None else env_ids, self.num_envs)
             if len(ids) != len(envs):
                 raise ValueError(f"cypool: {len(ids)} env ids for a state of "
                                  f"{len(envs)} envs")
@@ -202,13 +202,13 @@ class PoolApiMixin:
                                  f"give every env ({self.num_envs}) a state, got "
                                  f"{len(ids)}; or call reset() first")
             self._check_settled(ids)
-            self._engine.set_state(ids, envs)
+            self.pool.engine.set_state(ids, envs)
             self.pool.seeded[ids] = seeded
             self._has_reset = True
 
     def _check_settled(self, ids):
-        busy = ids[self._in_flight[ids]]
-        if busy.size or self._ready_sync is not None:
+        busy = ids[self.pool.in_flight[ids]]
+        if busy.size or self.pool.sent_sync is not None:
             raise ValueError(f"cypool: env(s) {busy.tolist() or 'sent'} are in flight (sent, "
                              "not yet received); recv() them before taking or setting state")
 

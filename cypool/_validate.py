@@ -88,6 +88,53 @@ def parse_seeds(seed, n: int, bound: int = MAX_SEED) -> list:
                     f"got {type(seed).__name__}")
 
 
+def parse_env_ids(env_ids, n: int) -> np.ndarray:
+    """``env_ids`` (None: every env) as distinct int64 ids in [0, n)."""
+    if env_ids is None:
+        return np.arange(n, dtype=np.int64)
+    ids = np.asarray(env_ids)
+    if ids.ndim != 1 or ids.size == 0:
+        raise ValueError(f"env_ids must be a non-empty 1-D sequence, got shape {ids.shape}")
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"env_ids must be integers, got {ids.dtype}")
+    if ids.min() < 0 or ids.max() >= n:
+        raise ValueError(f"env_ids must be in [0, {n}), got {ids.tolist()}")
+    seen = np.zeros(n, np.bool_)   # local: an interrupt leaves no state behind
+    seen[ids] = True
+    if int(np.count_nonzero(seen)) != ids.size:
+        raise ValueError(f"env_ids must not repeat, got {ids.tolist()}")
+    return ids.astype(np.int64)
+
+
+def parse_reset_options(options, n: int, first: bool) -> np.ndarray:
+    """The envs ``reset(options=...)`` resets, as an (n,) bool mask: every env, or
+    ``options["reset_mask"]`` (a copy; ``first``: the first reset, which must reset all)."""
+    mask = np.ones(n, np.bool_)
+    if options is None:
+        return mask
+    if not isinstance(options, dict):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+    unknown = set(options) - {"reset_mask"}
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {sorted(unknown)}; cypool takes only "
+                         "'reset_mask'")
+    if "reset_mask" in options:
+        rm = options["reset_mask"]
+        if not isinstance(rm, np.ndarray):
+            raise TypeError(f"options['reset_mask'] must be a numpy array, got "
+                            f"{type(rm).__name__}")
+        if rm.shape != (n,):
+            raise ValueError(f"options['reset_mask'] must have shape ({n},), got {rm.shape}")
+        if rm.dtype != np.bool_:
+            raise TypeError(f"options['reset_mask'] must have dtype bool, got {rm.dtype}")
+        if not rm.any():
+            raise ValueError("options['reset_mask'] must contain at least one True value")
+        if first and not rm.all():
+            raise ValueError("the first reset must reset every env (no partial reset_mask)")
+        mask = rm.copy()
+    return mask
+
+
 def _bound_str(bound: int) -> str:
     b = bound.bit_length() - 1
     return f"2**{b}" if bound == 1 << b else str(bound)

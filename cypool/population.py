@@ -35,7 +35,8 @@ from cypool.errors import ClosedEnvError
 from cypool._pool_api import check_snapshot
 from cypool._validate import MAX_SEED, check_int, check_limit, check_seed, is_int, parse_seeds
 from cypool.make import request
-from cypool.vector import VectorEnv, _read_only, map_obs
+from cypool._core.pool import map_obs, read_only
+from cypool.vector import VectorEnv
 
 __all__ = ["make_population", "PopulationEnv"]
 
@@ -119,6 +120,8 @@ class PopulationEnv:
         One member's batch, ``(E, ...)``.
     observation_space, action_space : gymnasium.spaces.Space
         The population's batch, ``(P, E, ...)``.
+    pool : cypool._core.pool.Pool
+        The Pool of its ``P·E`` envs (``pool.engine``, ``pool.family``).
     """
 
     def __init__(self, family, *, env_id: str, population_size: int, envs_per_member: int,
@@ -144,7 +147,7 @@ class PopulationEnv:
         self.vec = VectorEnv(family, env_id=env_id, seed=None, autoreset_mode=autoreset_mode,
                              copy=False, batch_size=E if self.is_async else None,
                              seeder=self._seeder)
-        self._pool = self.vec.pool
+        self.pool = self.vec.pool
         if self.is_async:
             self.vec.use_members(E)
         self._last_members = None            # members of the last recv (async step default)
@@ -171,7 +174,7 @@ class PopulationEnv:
             if "max_episode_steps" in m:
                 family.set_max_episode_steps(self._ids(k), m["max_episode_steps"])
             self._sync_env_kw(k)
-        self._pool.settings_owner = "PopulationEnv.set_member_kwargs"
+        self.pool.settings_owner = "PopulationEnv.set_member_kwargs"
         self._refresh_info_kwargs()
         self._make_args = None if make_args is None else dict(make_args)
 
@@ -179,7 +182,7 @@ class PopulationEnv:
         """The flat pool's record of member k's envs' complete kwargs (vec.get_attr)."""
         own = {n: v for n, v in self._member_kwargs[k].items() if n != "max_episode_steps"}
         full = self._family.merged_kwargs({**self._base_kwargs, **own})
-        self._pool.record_kwargs(self._ids(k), full)
+        self.pool.record_kwargs(self._ids(k), full)
 
     # ------------------------------------------------------------------ layout helpers
     def member_slice(self, k: int) -> slice:
@@ -251,7 +254,7 @@ class PopulationEnv:
         self.vec.check_open()       # inherited through os.fork(): names the parent process
 
     def _check_idle(self, k):
-        if self._pool.in_flight[self.member_slice(k)].any():
+        if self.pool.in_flight[self.member_slice(k)].any():
             raise ValueError(f"cypool: member {k} is in flight (sent, not yet received); "
                              "recv() it first")
 
@@ -259,7 +262,7 @@ class PopulationEnv:
     def _check_root(self, seed):
         s = check_seed(seed)
         if self.seed_mode == "parity":       # env i gets seed + i: each in the family's range
-            parse_seeds(s, self.num_envs, self._pool.seed_bound)
+            parse_seeds(s, self.num_envs, self.pool.seed_bound)
         return s
 
     def _seed_sequences(self, seed):
@@ -294,7 +297,7 @@ class PopulationEnv:
                                      f"{len(r)}")
                 for j, s in enumerate(r):
                     if s is not None:
-                        out[k, j] = check_seed(s, f"seed[{k}][{j}]", self._pool.seed_bound)
+                        out[k, j] = check_seed(s, f"seed[{k}][{j}]", self.pool.seed_bound)
             return out
         # per-member roots: env (k, j) <- SeedSequence(seed[k], spawn_key=(j,))
         for k, s in enumerate(rows):
@@ -354,7 +357,7 @@ class PopulationEnv:
                 mask = rm.reshape(-1).copy()
         if not self._has_reset and not mask.all():
             raise ValueError("the first reset must reset every env")
-        flying = self._pool.in_flight.reshape(P, E).any(axis=1)
+        flying = self.pool.in_flight.reshape(P, E).any(axis=1)
         if self.is_async and flying.any() and not mask.all():
             raise ValueError(f"cypool: member(s) {np.flatnonzero(flying).tolist()} are in "
                              "flight; recv() them before resetting some members (or queue "
@@ -441,7 +444,7 @@ class PopulationEnv:
         """Validated member ids; `count` members' worth of actions were given."""
         if members is None:
             P = self.population_size
-            if count == P and not self._pool.in_flight.any():
+            if count == P and not self.pool.in_flight.any():
                 return np.arange(P, dtype=np.int64)
             if self._last_members is not None and count == len(self._last_members):
                 return self._last_members
@@ -503,7 +506,7 @@ class PopulationEnv:
         self._check_async("async_reset")
         P, E = self.population_size, self.envs_per_member
         if members is None:
-            if self._pool.in_flight.any():
+            if self.pool.in_flight.any():
                 raise ValueError("cypool: async_reset() while members are in flight; recv() "
                                  "them first")
             m = np.arange(P, dtype=np.int64)
@@ -514,7 +517,7 @@ class PopulationEnv:
         if seed is None and not self._has_reset:
             seed = self._default_seed
         seqs = self._seed_sequences(seed)
-        self._pool.check_members_idle(m)   # before any seed changes under a member in flight
+        self.pool.check_members_idle(m)   # before any seed changes under a member in flight
         for k in m.tolist():
             for j in range(E):
                 if seqs[k, j] is not None:
@@ -664,8 +667,8 @@ class PopulationEnv:
         are in flight. The views are read-only: a write would change the members' fitness."""
         self._check_open()
         e = self._engine
-        return {"return": _read_only(e.ring_return), "length": _read_only(e.ring_length),
-                "episodes": _read_only(e.group_episodes)}
+        return {"return": read_only(e.ring_return), "length": read_only(e.ring_length),
+                "episodes": read_only(e.group_episodes)}
 
     # ------------------------------------------------------------------ evaluation
     def evaluate(self, policy, episodes: int = 10, *, seed: int = 0) -> dict[str, np.ndarray]:

@@ -20,6 +20,7 @@ flight, or receiving more than is in flight, raises instead of hanging.
 """
 from __future__ import annotations
 
+import abc
 import atexit
 import os
 import threading
@@ -33,19 +34,14 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from cypool.errors import ClosedEnvError, EngineError
-from cypool._validate import check_int, check_seed, check_timeout, parse_seeds
+from cypool._validate import (check_int, check_seed, check_timeout, parse_env_ids,
+                              parse_reset_options, parse_seeds)
 from cypool._pool_api import PoolApiMixin
-from cypool._core.pool import Pool
-from cypool._core.spec import KindDtype
+from cypool._core.pool import OP_RESET, Pool, default_ids, read_only
 
-from cypool._core._engine import INFO_KINDS, OPS
-
-_OP_NONE, _OP_STEP, _OP_RESET, _OP_STEP_RESET = (OPS[k] for k in ("none", "step", "reset",
-                                                                  "step_reset"))
 # Pools not closed yet: closed at interpreter exit, before the modules their worker threads
 # need are torn down.
 _LIVE: "weakref.WeakSet[VectorEnv]" = weakref.WeakSet()
-_INFO_STEP, _INFO_RESET = INFO_KINDS["step"], INFO_KINDS["reset"]
 
 
 def parse_autoreset_mode(mode) -> AutoresetMode:
@@ -60,7 +56,7 @@ def parse_autoreset_mode(mode) -> AutoresetMode:
                      f"'same_step', 'disabled'; got {mode!r}")
 
 
-class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
+class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
     """A batch of ``num_envs`` environments stepped in native threads.
 
     Returned arrays are fresh copies by default (``copy=True``), so they stay valid after
@@ -75,6 +71,10 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
     is switched to whole-member queue items by :meth:`use_members`, then driven by
     :meth:`send_members` and :meth:`recv_members`; :meth:`drain` drops whatever is in
     flight and :meth:`check_open` raises if the pool is closed (or a forked parent's).
+
+    Other front ends are siblings, not subclasses: the Ray backend is a
+    ``gymnasium.vector.VectorEnv`` of its own, registered here (``VectorEnv.register``) so
+    that ``isinstance(env, cypool.VectorEnv)`` holds for every pool cypool makes.
     """
 
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
@@ -89,51 +89,35 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         self._parent_pid = None                  # set in a forked child: the pool's owner
         self._lock = threading.RLock()           # one caller at a time mutates the pool
         self._recv_lock = threading.Lock()       # one recv() waits at a time
-        self.pool = pool = Pool(family, seeder=seeder, env_kwargs=env_kwargs)
-        # the hot path's direct references to what the pool owns (same objects)
-        self._family = family
-        self._engine = pool.engine
+        self.num_envs = n = int(family.engine.num_envs)
+        self.batch_size = check_int("batch_size", n if batch_size is None else batch_size, 1, n,
+                                    closed_high=True)
+        self.is_async = self.batch_size < n
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
+        self.pool = pool = Pool(family, seeder=seeder, env_kwargs=env_kwargs,
+                                autoreset_mode=self.autoreset_mode, is_async=self.is_async)
         self.env_id = env_id
-        self.num_envs = int(self._engine.num_envs)
-        self.num_threads = int(self._engine.num_threads)
+        self.num_threads = int(pool.engine.num_threads)
         self.single_observation_space = family.single_observation_space
         self.single_action_space = family.single_action_space
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
         self.metadata = dict(family.metadata)
         self.metadata["autoreset_mode"] = self.autoreset_mode
         self.render_mode = None
         self.copy = bool(copy)
         # an int, with room for every env's seed below the family's bound
         self._default_seed = None if seed is None else check_seed(seed, bound=pool.seed_bound)
-        parse_seeds(self._default_seed, self.num_envs, pool.seed_bound)
+        parse_seeds(self._default_seed, n, pool.seed_bound)
         self._has_reset = False
-        n = self.num_envs
-        # env ended (or failed) and must reset before stepping: kept by the engine itself, so
-        # no result the façade never gathered (a drained or interrupted batch) is lost
-        self._done = pool.done
         self._make_args = None if make_args is None else dict(make_args)
-        self._ops = self._engine.ops_arr
-        self._layout = pool.info_layout
-        # a Tuple or Dict observation: ("tuple", output names) or ("dict", {key: name})
-        self._obs_structure = getattr(family, "obs_structure", None)
-        if batch_size is None:
-            batch_size = n
-        self.batch_size = check_int("batch_size", batch_size, 1, n, closed_high=True)
-        self.is_async = self.batch_size < n
-        self._in_flight = pool.in_flight         # sent and not yet received
-        # the engine marks envs in flight and idle in the same native call that queues and
-        # takes them, so a KeyboardInterrupt never leaves the two disagreeing
-        self._flags = pool.flags
-        self._ready_sync = None                  # sync-mode send(): ids waiting for recv()
         self._last_ids = None                    # ids of the last recv (async step() default)
         _LIVE.add(self)
         # sync: the caller steps envs too, so one thread fewer; async: the caller runs the policy
-        self._engine.start_workers(self.num_threads if self.is_async else self.num_threads - 1)
+        pool.engine.start_workers(self.num_threads if self.is_async else self.num_threads - 1)
         self._closed = False
 
-    # ------------------------------------------------------------------ helpers
+    # ------------------------------------------------------------------ checks
     def _check_open(self):
         if self._closed:
             if getattr(self, "_parent_pid", None) is not None:
@@ -149,6 +133,25 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
 
     check_open = _check_open     # the member protocol's name (one function, no extra call)
 
+    def check_ready_to_step(self):
+        """Open (ClosedEnvError) and reset (RuntimeError): what stepping needs."""
+        self._check_open()
+        if not self._has_reset:
+            raise RuntimeError("cypool: call reset() (or async_reset()) before stepping")
+
+    _check_ready_to_step = check_ready_to_step
+
+    @property
+    def lock(self):
+        """The lock every call that changes the pool holds (code that steps the pool outside
+        :meth:`step`, such as ``cypool.xla``'s handler, holds it too)."""
+        return self._lock
+
+    @property
+    def steppable(self) -> bool:
+        """Open and reset: :meth:`check_ready_to_step` would pass."""
+        return not self._closed and self._has_reset
+
     def _parse_seeds(self, seed):
         """One seed (or None) per env, validated against the family's seed bound; nothing
         is applied yet."""
@@ -156,95 +159,10 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             seed = self._default_seed
         return parse_seeds(seed, self.num_envs, self.pool.seed_bound)
 
-    def _apply_seeds(self, seeds, mask):
-        self.pool.seed(seeds, mask)
-
-    def _run(self):
-        """Run the ops; on failures raise EngineError carrying the results of the
-        envs that did not fail (a failed env restarts at its next step, or by the user's
-        reset_mask in DISABLED mode)."""
-        self._engine.run()
-        self._check_failures()
-
-    def _check_failures(self):
-        failures = self._engine.failures(None)
-        if failures:
-            ran = np.flatnonzero(self._ops).astype(np.int64)
-            raise EngineError(failures, self._partial(ran, failures))
-
-    def _partial(self, ids, failures):
-        """(obs, reward, terminated, truncated, info) of the envs among `ids` that did not
-        fail, with info["env_id"] naming them (None when every env failed)."""
-        bad = {i for i, _ in failures}
-        ok = np.array([i for i in ids if i not in bad], np.int64)
-        if ok.size == 0:
-            return None
-        out = self._gather(ok)
-        out[4]["env_id"] = ok.astype(np.int32)
-        out[4]["_env_id"] = np.ones(ok.size, np.bool_)
-        return out
-
-    def _info_masks(self, kinds):
-        """(on_step, on_reset) -> (rows holding such keys, all rows?), None where no row does.
-        Batches of steps only, or of resets only, the common cases, take two numpy passes."""
-        n = len(kinds)
-        step_rows = kinds == _INFO_STEP
-        n_step = int(np.count_nonzero(step_rows))
-        if n_step == n:
-            return {(True, True): (step_rows, True), (True, False): (step_rows, True),
-                    (False, True): None}
-        reset_rows = kinds == _INFO_RESET
-        n_reset = int(np.count_nonzero(reset_rows))    # counts: cheaper than any()/all()
-        both = n_step + n_reset
-        return {(True, True): (step_rows | reset_rows, both == n) if both else None,
-                (True, False): (step_rows, False) if n_step else None,
-                (False, True): (reset_rows, n_reset == n) if n_reset else None}
-
-    def _info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
-        info: dict[str, Any] = {}
-        masks = self._info_masks(kinds) if self._layout else {}
-        for key, col, width, dtype, on_step, on_reset in self._layout:
-            entry = masks.get((bool(on_step), bool(on_reset)))
-            if entry is None:
-                continue
-            mask, full = entry
-            if full:
-                mask = mask.copy()              # each key gets its own mask array
-            if isinstance(dtype, str):          # "action": numpy computed it in the action's dtype
-                per_env = getattr(self._family, "action_dtype_of", None)
-                dtype = per_env(ids) if per_env is not None else self._family.action_dtype
-            elif isinstance(dtype, KindDtype):  # gymnasium types it by its first reporter
-                first = int(np.argmax(mask)) if not full else 0
-                dtype = dtype.reset if kinds[first] == _INFO_RESET else dtype.step
-            cols = mat[:, col] if width == 1 else mat[:, col:col + width]
-            if full:                            # the common case: one copy, no masking
-                vals = cols.astype(dtype)
-            else:
-                vals = np.where(mask if width == 1 else mask[:, None], cols, 0).astype(
-                    dtype, copy=False)
-            info[key] = vals
-            info["_" + key] = mask
-        extra = getattr(self._family, "extra_info", None)
-        if extra is not None:
-            extra(info, kinds, ids)
-        return info
-
-    def _obs(self, outputs, fn):
-        """The observation assembled from the engine's ``outputs`` (name -> array), each
-        array passed through ``fn``: one array, or gymnasium's tuple or dict of arrays for a
-        Tuple or Dict space."""
-        st = self._obs_structure
-        if st is None:
-            return fn(outputs["obs"])
-        kind, names = st
-        if kind == "tuple":
-            return tuple(fn(outputs[n]) for n in names)
-        return {k: fn(outputs[n]) for k, n in names.items()}
-
     def _out(self, a):
         """A fresh copy (copy=True), or a read-only view of the pool's buffer: a caller's write
         must not reach the pool's state (an Atari frame stack, say)."""
-        return a.copy() if self.copy else _read_only(a)
+        return a.copy() if self.copy else read_only(a)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed=None, options: dict | None = None):
@@ -256,15 +174,16 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         """
         with self._recv_lock, self._lock:       # the order recv() takes them in
             self._check_open()
-            mask = self._reset_mask(options)
+            pool = self.pool
+            mask = parse_reset_options(options, self.num_envs, not self._has_reset)
             seeds = self._parse_seeds(seed)
-            self._drain()                       # queued autoresets must not use the new seeds
-            self._apply_seeds(seeds, mask)
-            self._ops[:] = np.where(mask, _OP_RESET, _OP_NONE)
+            pool.drain()                        # queued autoresets must not use the new seeds
+            pool.seed(seeds, mask)
+            pool.set_reset_ops(mask)
             self._has_reset = True
-            self._run()
-            e = self._engine
-            return self._obs(e.outputs, self._out), self._info_dict(e.info_kind_arr, e.info)
+            pool.run()
+            e = pool.engine
+            return pool.obs(e.outputs, self._out), pool.info_dict(e.info_kind_arr, e.info)
 
     def step(self, actions, env_ids=None):
         """Step the envs with their rows of ``actions`` (every env, or ``env_ids``).
@@ -277,21 +196,21 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             with self._lock:
                 self._check_open()
             if self.is_async and env_ids is None:
-                env_ids = self._default_ids(actions)
+                env_ids = default_ids(actions, self.num_envs, self.pool.in_flight,
+                                      self._last_ids)
             self.send(actions, env_ids)
             return self.recv()
         with self._lock:
-            self._check_ready_to_step()
-            if self._in_flight.any():
+            self.check_ready_to_step()
+            pool = self.pool
+            if pool.in_flight.any():
                 raise ValueError("cypool: step() while results of send() are waiting; call "
                                  "recv() first")
-            self._check_disabled(None)
-            self._family.load_actions(actions, None)
-            mode = self.autoreset_mode
-            self._engine.step_all(mode == AutoresetMode.NEXT_STEP,
-                                  _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP)
-            self._check_failures()
-            return self._gather(None)
+            pool.check_disabled(None)
+            pool.family.load_actions(actions, None)
+            pool.engine.step_all(pool.next_step, pool.step_op)
+            pool.check_failures()
+            return pool.gather(None, out=self._out)
 
     # ------------------------------------------------------------------ send / recv
     def async_reset(self, *, seed=None):
@@ -299,34 +218,37 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         with self._lock:
             self._check_open()
             self._check_env_items()
-            if self._in_flight.any():
+            pool = self.pool
+            if pool.in_flight.any():
                 raise ValueError("cypool: async_reset() while envs are in flight; recv() "
                                  "them first")
-            self._apply_seeds(self._parse_seeds(seed), np.ones(self.num_envs, np.bool_))
+            everyone = np.ones(self.num_envs, np.bool_)
+            pool.seed(self._parse_seeds(seed), everyone)
             self._has_reset = True
-            self._ops[:] = _OP_RESET
-            self._dispatch(np.arange(self.num_envs, dtype=np.int64))
+            pool.set_reset_ops(everyone)
+            pool.dispatch(np.arange(self.num_envs, dtype=np.int64))
 
     def send(self, actions, env_ids=None):
         """Hand ``actions`` (one row per id in ``env_ids``, default every env) to the workers
         and return at once (async mode), or step them now (sync mode). Every id must be
         idle: sent envs are in flight until ``recv()`` returns them."""
         with self._lock:
-            self._check_ready_to_step()
+            self.check_ready_to_step()
             self._check_env_items()
-            if not self.is_async and self._ready_sync is not None:
+            pool = self.pool
+            if not self.is_async and pool.sent_sync is not None:
                 raise ValueError("cypool: send() again before recv(); receive the results of "
                                  "the previous send() first")
-            ids = self._parse_ids(env_ids)
-            busy = ids[self._in_flight[ids]]
+            ids = parse_env_ids(env_ids, self.num_envs)
+            busy = ids[pool.in_flight[ids]]
             if busy.size:
                 raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight (sent, not yet "
                                  "received); recv() them before sending again")
-            self._check_disabled(ids)
-            self._family.load_actions(actions, None if ids.size == self.num_envs
-                                      and env_ids is None else ids)
-            self._set_ops(ids)
-            self._dispatch(ids)
+            pool.check_disabled(ids)
+            pool.family.load_actions(actions, None if ids.size == self.num_envs
+                                     and env_ids is None else ids)
+            pool.set_ops(ids)
+            pool.dispatch(ids)
 
     def recv(self, timeout: float | None = None):
         """Return (obs, reward, terminated, truncated, info) of the first ``batch_size`` envs
@@ -343,23 +265,23 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         with self._lock:
             self._check_open()
             self._check_env_items()
+            pool = self.pool
             if not self.is_async:
-                if self._ready_sync is None:
+                ids = pool.take_sent_sync()
+                if ids is None:
                     raise ValueError("cypool: recv() with nothing sent; call send() first")
-                ids, self._ready_sync = self._ready_sync, None
-                self._in_flight[ids] = False
-                return self._finish(ids)
-            in_flight = int(self._in_flight.sum())
+                return pool.finish(ids)
+            in_flight = int(pool.in_flight.sum())
             if in_flight < self.batch_size:
                 raise ValueError(f"cypool: recv() needs batch_size={self.batch_size} envs in "
                                  f"flight but {in_flight} are; send() more first")
-            engine = self._engine
+            engine = pool.engine
         self._wait(engine, self.batch_size, timeout)
         with self._lock:
             self._check_open()
-            ids = engine.take_ready(self.batch_size, self._flags)
+            ids = engine.take_ready(self.batch_size, pool.flags)
             self._last_ids = ids
-            return self._finish(ids)
+            return pool.finish(ids)
 
     def _wait(self, engine, count, timeout):
         """Wait, without the lock, until `count` queue items are done; TimeoutError after
@@ -392,20 +314,20 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             if reset:
                 self._check_open()
             else:
-                self._check_ready_to_step()
+                self.check_ready_to_step()
             pool.check_members_idle(members)
             ids = pool.member_rows(members)
             if reset:
                 mask = np.zeros(self.num_envs, np.bool_)
                 mask[ids] = True
-                self._apply_seeds([None] * self.num_envs, mask)
-                self._ops[ids] = _OP_RESET
+                pool.seed([None] * self.num_envs, mask)
+                pool.ops[ids] = OP_RESET
                 self._has_reset = True
             else:
-                self._check_disabled(ids)
-                self._family.load_actions(actions, ids)
-                self._set_ops(ids)
-            self._engine.submit_groups(members, self._flags)
+                pool.check_disabled(ids)
+                pool.family.load_actions(actions, ids)
+                pool.set_ops(ids)
+            pool.engine.submit_groups(members, pool.flags)
 
     def recv_members(self, count: int, timeout=None):
         """Member protocol: ``(members, results)`` of the first ``count`` members to finish;
@@ -420,182 +342,25 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                 if pending < count:
                     raise ValueError(f"cypool: recv() needs {count} member(s) in flight but "
                                      f"{pending} are; send() more first")
-                engine = self._engine
+                engine = pool.engine
             self._wait(engine, count, timeout)
             with self._lock:
                 self._check_open()
-                members = engine.take_ready_groups(count, self._flags)
+                members = engine.take_ready_groups(count, pool.flags)
                 ids = pool.member_rows(members)
                 E = pool.unit
                 sel = slice(members[0] * E, (members[0] + 1) * E) if count == 1 else ids
                 failures = engine.failures(ids)
                 if failures:
-                    raise EngineError(failures, self._partial(ids, failures), members=members)
-                return members, self._gather(ids, sel)
-
-    # ------------------------------------------------------------------ internals
-    def _check_ready_to_step(self):
-        self._check_open()
-        if not self._has_reset:
-            raise RuntimeError("cypool: call reset() (or async_reset()) before stepping")
-
-    def _reset_mask(self, options):
-        n = self.num_envs
-        mask = np.ones(n, np.bool_)
-        if options is None:
-            return mask
-        if not isinstance(options, dict):
-            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-        unknown = set(options) - {"reset_mask"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; cypool takes only "
-                             "'reset_mask'")
-        if "reset_mask" in options:
-            rm = options["reset_mask"]
-            if not isinstance(rm, np.ndarray):
-                raise TypeError(f"options['reset_mask'] must be a numpy array, got "
-                                f"{type(rm).__name__}")
-            if rm.shape != (n,):
-                raise ValueError(f"options['reset_mask'] must have shape ({n},), got {rm.shape}")
-            if rm.dtype != np.bool_:
-                raise TypeError(f"options['reset_mask'] must have dtype bool, got {rm.dtype}")
-            if not rm.any():
-                raise ValueError("options['reset_mask'] must contain at least one True value")
-            if not self._has_reset and not rm.all():
-                raise ValueError("the first reset must reset every env (no partial reset_mask)")
-            mask = rm.copy()
-        return mask
-
-    def _parse_ids(self, env_ids):
-        n = self.num_envs
-        if env_ids is None:
-            return np.arange(n, dtype=np.int64)
-        ids = np.asarray(env_ids)
-        if ids.ndim != 1 or ids.size == 0:
-            raise ValueError(f"env_ids must be a non-empty 1-D sequence, got shape {ids.shape}")
-        if ids.dtype.kind not in "iu":
-            raise TypeError(f"env_ids must be integers, got {ids.dtype}")
-        if ids.min() < 0 or ids.max() >= n:
-            raise ValueError(f"env_ids must be in [0, {n}), got {ids.tolist()}")
-        seen = np.zeros(n, np.bool_)   # local: an interrupt leaves no state behind
-        seen[ids] = True
-        if int(np.count_nonzero(seen)) != ids.size:
-            raise ValueError(f"env_ids must not repeat, got {ids.tolist()}")
-        return ids.astype(np.int64)
-
-    def _default_ids(self, actions):
-        try:
-            rows = len(np.asarray(actions))
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"actions must be an array with one row per env: {exc}") from None
-        if rows == self.num_envs and not self._in_flight.any():
-            return None
-        if self._last_ids is not None and rows == len(self._last_ids):
-            return self._last_ids
-        raise ValueError("cypool: in async mode step(actions) needs env_ids (or actions for "
-                         "the envs of the last recv(), or for every env when none is in flight)")
-
-    def _check_disabled(self, ids):
-        if self.autoreset_mode != AutoresetMode.DISABLED:
-            return
-        done = self._done if ids is None else self._done[ids]
-        if done.any():
-            bad = np.flatnonzero(self._done) if ids is None else ids[done]
-            raise ValueError(
-                f"cypool: env(s) {bad.tolist()} ended and autoreset is DISABLED; reset them "
-                "with reset(options={'reset_mask': mask}) first")
-
-    def _set_ops(self, ids):
-        mode = self.autoreset_mode
-        if ids is None:
-            if mode == AutoresetMode.NEXT_STEP:
-                self._ops[:] = np.where(self._done, _OP_RESET, _OP_STEP)
-            else:
-                self._ops[:] = _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP
-            return
-        if not self.is_async:
-            self._ops[:] = _OP_NONE
-        if mode == AutoresetMode.NEXT_STEP:
-            self._ops[ids] = np.where(self._done[ids], _OP_RESET, _OP_STEP)
-        else:
-            self._ops[ids] = _OP_STEP_RESET if mode == AutoresetMode.SAME_STEP else _OP_STEP
-
-    def _dispatch(self, ids):
-        if self.is_async:
-            self._engine.submit(ids, self._flags)
-        else:
-            if ids.size != self.num_envs:
-                mask = np.zeros(self.num_envs, np.bool_)
-                mask[ids] = True
-                self._ops[~mask] = _OP_NONE
-            self._in_flight[ids] = True
-            try:
-                self._engine.run()   # failures are reported by recv() with the results
-            except BaseException:
-                self._in_flight[ids] = False     # refused before any env ran
-                raise
-            self._ready_sync = ids
+                    raise EngineError(failures, pool.partial(ids, failures), members=members)
+                return members, pool.gather(ids, sel)
 
     def drain(self) -> None:
         """Member protocol: wait for every env in flight and drop the results, with the
         locks held (a population's reset, before it installs seeds)."""
         with self._recv_lock, self._lock:
             self._check_open()
-            self._drain()
-
-    def _drain(self):
-        """Wait for every env in flight and drop the results (reset() in async mode)."""
-        e = self._engine
-        if self.is_async and self._in_flight.any():
-            k = self.pool.items_in_flight()
-            while e.wait_ready(k, 50) < k:
-                pass
-            e.take_ready(k, self._flags)
-        self._in_flight[:] = False
-        self._ready_sync = None
-
-    def _finish(self, ids):
-        failures = self._engine.failures(ids)
-        if failures:
-            raise EngineError(failures, self._partial(ids, failures))
-        out = self._gather(ids)
-        out[4]["env_id"] = ids.astype(np.int32)
-        out[4]["_env_id"] = np.ones(ids.size, np.bool_)
-        return out
-
-    def _gather(self, ids, sel=None):
-        """The step results of envs `ids` (None: every env, as the pool's own buffers); `sel`
-        indexes their rows (default ids; a slice gives views)."""
-        e = self._engine
-        if sel is None:
-            sel = ids
-        mode = self.autoreset_mode
-        if ids is None:
-            obs, rew, term, trunc = (self._obs(e.outputs, self._out), self._out(e.reward),
-                                     self._out(e.terminated), self._out(e.truncated))
-            kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
-        else:
-            obs = e.obs[sel] if self._obs_structure is None else \
-                self._obs(e.outputs, lambda a: a[sel])
-            rew, term, trunc = e.reward[sel], e.terminated[sel], e.truncated[sel]
-            if isinstance(sel, slice):          # views of the pool's rows
-                obs = map_obs(obs, _read_only)
-                rew, term, trunc = map(_read_only, (rew, term, trunc))
-            kinds, mat, fm = e.info_kind_arr[sel], e.info[sel], e.final_mask_arr[sel]
-        info = self._info_dict(kinds, mat, ids)
-        if mode == AutoresetMode.SAME_STEP and fm.any():
-            rows = np.flatnonzero(fm)
-            env_rows = rows if ids is None else ids[rows]
-            final_obs = np.empty(len(fm), dtype=object)
-            for r, i in zip(rows, env_rows):
-                final_obs[r] = e.final_obs[i].copy() if self._obs_structure is None else \
-                    self._obs(e.final_outputs, lambda a: a[i].copy())
-            fkinds = np.where(fm, _INFO_STEP, 0).astype(np.uint8)
-            fmat = e.final_info if ids is None else e.final_info[sel]
-            info = {"final_obs": final_obs, "_final_obs": fm.copy(),
-                    "final_info": self._info_dict(fkinds, fmat, ids),
-                    "_final_info": fm.copy(), **info}
-        return obs, rew, term, trunc, info
+            self.pool.drain()
 
     def close_extras(self, **kwargs):
         # a recv() waiting in another thread sees the env closed within 50 ms and raises
@@ -605,8 +370,6 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
             _LIVE.discard(self)
             self.pool.close()
             self._closed = True
-            self._engine = None
-            self._family = None
 
     def _orphan_in_child(self, parent):
         """os.fork() child (the module's at-fork hook): this pool becomes unusable (a clear
@@ -646,12 +409,12 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
                                       "render_mode='rgb_array' to render")
             if not self._has_reset:
                 raise gym.error.ResetNeeded("cypool: call reset() before render()")
-            ids = self._parse_ids(env_ids)
-            busy = ids[self._in_flight[ids]]
+            ids = parse_env_ids(env_ids, self.num_envs)
+            busy = ids[self.pool.in_flight[ids]]
             if busy.size:
                 raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight; recv() them "
                                  "before render()")
-            frames = self._family.render(ids)
+            frames = self.pool.family.render(ids)
             return tuple(frames)
 
     # ------------------------------------------------------------------ extras
@@ -672,19 +435,17 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv):
         the last finished episode's return and length, finished episodes and env steps.
         ``copy=False`` gives views of the pool's arrays (no copy, updated in place)."""
         self._check_open()
-        e = self._engine
+        e = self.pool.engine
         out = {"return": e.episode_return, "length": e.episode_length,
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
-        return {k: v.copy() if copy else _read_only(v) for k, v in out.items()}
+        return {k: v.copy() if copy else read_only(v) for k, v in out.items()}
 
 
 class NativePort:
     """What native code that runs a :class:`VectorEnv`'s step outside ``step()``
-    (``cypool.xla``) uses of the env: its engine, family and result layout, ``step()``'s
-    checks and lock, and its result assembly. It holds the env weakly and reads it at each
-    call (a fork child's env gets a new lock). This class, beside VectorEnv, is the only code
-    outside it that reads its fields: a change inside VectorEnv shows up here."""
+    (``cypool.xla``) uses of the env: its Pool, ``step()``'s checks and lock. It holds the
+    env weakly and reads it at each call (a fork child's env gets a new lock)."""
 
     __slots__ = ("_ref",)
 
@@ -703,70 +464,55 @@ class NativePort:
 
     @property
     def engine(self):
-        return self._live()._engine
+        return self._live().pool.engine
 
     @property
     def family(self):
-        return self._live()._family
+        return self._live().pool.family
 
     @property
     def info_layout(self) -> list:
         """(key, column, width, dtype, on_step, on_reset) of each info key (the Pool's)."""
-        return self._live()._layout
+        return self._live().pool.info_layout
 
     @property
     def obs_structure(self):
         """None for one observation array, else ("tuple", names) or ("dict", {key: name})."""
-        return self._live()._obs_structure
+        return self._live().pool.obs_structure
 
     @property
     def in_flight(self) -> np.ndarray:
         """The Pool's per-env flags of envs sent and not yet received (a bool array)."""
-        return self._live()._in_flight
+        return self._live().pool.in_flight
 
     @property
     def lock(self):
         """The lock ``step()`` holds while it runs."""
-        return self._live()._lock
+        return self._live().lock
 
     def steppable(self) -> bool:
         """Alive, open and reset: ``step()``'s checks would pass (nothing is raised)."""
         env = self._ref()
-        return env is not None and not env._closed and env._has_reset
+        return env is not None and env.steppable
 
     def check_open(self) -> None:
-        self._live()._check_open()
+        self._live().check_open()
 
     def check_ready_to_step(self) -> None:
         """``step()``'s checks: open (ClosedEnvError) and reset (RuntimeError)."""
-        self._live()._check_ready_to_step()
+        self._live().check_ready_to_step()
 
     def check_failures(self) -> None:
         """The EngineError ``step()`` raises for the envs whose last op failed, if any."""
-        self._live()._check_failures()
+        self._live().pool.check_failures()
 
     def obs(self, outputs, fn):
         """The observation ``step()`` assembles from the engine's outputs, through ``fn``."""
-        return self._live()._obs(outputs, fn)
+        return self._live().pool.obs(outputs, fn)
 
     def info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
         """The info dict ``step()`` builds from info kinds and rows."""
-        return self._live()._info_dict(kinds, mat, ids)
-
-
-def map_obs(obs, fn):
-    """``fn`` applied to each array of an observation batch (an array, tuple or dict)."""
-    if isinstance(obs, tuple):
-        return tuple(fn(a) for a in obs)
-    if isinstance(obs, dict):
-        return {k: fn(a) for k, a in obs.items()}
-    return fn(obs)
-
-
-def _read_only(a):
-    v = a.view()
-    v.flags.writeable = False
-    return v
+        return self._live().pool.info_dict(kinds, mat, ids)
 
 
 _FORKING_PID = [None]     # the pid that called os.fork() (getppid() is racy if it exits)

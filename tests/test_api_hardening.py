@@ -161,10 +161,10 @@ def test_call_of_a_pool_method_points_at_it(name, args):
     env = cypool.make_vec("CartPole-v1", 2)
     try:
         env.reset(seed=0)
-        before = env._engine.obs.copy()
+        before = env.pool.engine.obs.copy()
         with pytest.raises(ValueError, match=f"env\\.{name}\\("):
             env.call(name, *args)
-        assert np.array_equal(env._engine.obs, before) and not env._closed
+        assert np.array_equal(env.pool.engine.obs, before) and not env._closed
     finally:
         env.close()
 

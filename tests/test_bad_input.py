@@ -44,7 +44,7 @@ def pair():
 def snapshot(env):
     """Everything a rejected call could have touched: engine buffers, per-env counters and
     random streams, the family's action state and the façade's flags."""
-    e = env._engine
+    e = env.pool.engine
     snap = {name: np.array(getattr(e, name), copy=True)
             for name in ("obs", "reward", "terminated", "truncated", "info", "info_kind_arr",
                          "final_mask_arr", "final_obs", "ops_arr", "actions", "act_f32",
@@ -52,9 +52,9 @@ def snapshot(env):
     snap["elapsed"] = e.elapsed()
     snap.update({"stat_" + k: v for k, v in env.episode_statistics().items()})
     snap["rng"] = [repr(e.generator(i).state) for i in range(env.num_envs)]
-    snap["done"] = env._done.copy()
-    snap["in_flight"] = env._in_flight.copy()
-    snap["flags"] = (env._has_reset, env._ready_sync is None, env._family.action_dtype)
+    snap["done"] = env.pool.done.copy()
+    snap["in_flight"] = env.pool.in_flight.copy()
+    snap["flags"] = (env._has_reset, env.pool.sent_sync is None, env.pool.family.action_dtype)
     return snap
 
 
@@ -152,7 +152,7 @@ def test_actions_outside_the_box_pass_through_unclipped(task, nu):
     env = cypool.make_vec(task, 3, num_threads=2, max_episode_steps=15)
     try:
         assert np.array_equal(env.reset(seed=8)[0], ref.reset(seed=8)[0])
-        w = env._family.kwargs["ctrl_cost_weight"]
+        w = env.pool.family.kwargs["ctrl_cost_weight"]
         for t in range(30):
             a = rng.uniform(-25, 25, (3, nu))
             a = a.astype(np.float32) if t % 2 else a
@@ -507,7 +507,7 @@ def test_mju_error_names_the_env_and_spares_the_others(tmp_path):
         assert "stack" in err.value.messages[0] and "env(s) [0]" in str(err.value)
         # the other envs stepped normally
         for i in (1, 2, 3):
-            assert np.array_equal(env._engine.obs[i], ref._engine.obs[i])
+            assert np.array_equal(env.pool.engine.obs[i], ref.pool.engine.obs[i])
         # and the pool works again after a reset
         assert np.array_equal(env.reset(seed=4)[0], ref.reset(seed=4)[0])
         for a in acts[:2]:
@@ -573,12 +573,12 @@ def test_bad_discrete_actions_rejected(atari_pair, case):
     env, twin = atari_pair
     k = env.single_action_space.n
     make_bad, exc = BAD_DISCRETE[case]
-    before = env._engine.obs.copy(), env._engine.elapsed(), env._done.copy()
+    before = env.pool.engine.obs.copy(), env.pool.engine.elapsed(), env.pool.done.copy()
     with pytest.raises(exc, match="actions"):
         env.step(make_bad(k))
-    assert np.array_equal(env._engine.obs, before[0])
-    assert np.array_equal(env._engine.elapsed(), before[1])
-    assert np.array_equal(env._done, before[2])
+    assert np.array_equal(env.pool.engine.obs, before[0])
+    assert np.array_equal(env.pool.engine.elapsed(), before[1])
+    assert np.array_equal(env.pool.done, before[2])
     a = np.array([0, k - 1, 1])
     assert_same_step(env.step(a), twin.step(a))
 

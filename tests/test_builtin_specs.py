@@ -23,7 +23,7 @@ def test_builtin_ids_have_specs(env_id):
     assert spec.envpool is not None and spec.envpool.ids == (env_id,)
     env = cypool.make_vec(env_id, 2)
     try:
-        assert type(env.unwrapped._family) is SpecFamily
+        assert type(env.unwrapped.pool.family) is SpecFamily
     finally:
         env.close()
 
@@ -64,7 +64,7 @@ def test_make_scope_kwargs_are_the_pools():
 def test_limit_none_is_the_registered_one():
     env = cypool.make_vec("Taxi-v4", 2, max_episode_steps=7)
     try:
-        fam = env.unwrapped._family
+        fam = env.unwrapped.pool.family
         fam.set_max_episode_steps(np.array([1]), None)
         assert fam.engine.max_episode_steps_of().tolist() == [7, 200]
     finally:
@@ -77,7 +77,7 @@ def test_family_freed_on_close_without_gc(env_id):
     import gc
 
     env = cypool.make_vec(env_id, 2)
-    ref = weakref.ref(env.unwrapped._family)
+    ref = weakref.ref(env.unwrapped.pool.family)
     gc.disable()
     try:
         env.close()

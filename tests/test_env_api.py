@@ -90,7 +90,7 @@ def test_box_actions_are_checked_before_they_reach_the_pool(register):
     register("ApiBox-v0", type("BoxPool", (Pool,), dict(act=((2,), np.float32))),
              action_space=gym.spaces.Box(-1, 1, (2,), np.float32))
     env = cypool.make_vec("ApiBox-v0", 2)
-    fam = env._family
+    fam = env.pool.family
     fam.load_actions(np.array([[0.5, 1.0], [2.0, -3.0]]))       # float64, not clipped
     assert np.array_equal(fam.engine.actions, [[0.5, 1.0], [2.0, -3.0]])
     for bad, err in ((np.zeros((2, 3)), ValueError), (np.zeros((2, 2), np.int64), TypeError),

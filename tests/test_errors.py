@@ -46,7 +46,7 @@ def test_bad_constructor_arguments(kwargs, exc):
 
 
 def _state(env):
-    return env.step.__self__._engine.obs.copy(), env.step.__self__._engine.elapsed()
+    return env.step.__self__.pool.engine.obs.copy(), env.step.__self__.pool.engine.elapsed()
 
 
 @pytest.mark.parametrize("bad, exc", [

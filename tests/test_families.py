@@ -82,7 +82,7 @@ def test_family_objects_follow_the_protocol():
     for env_id in ("Hopper-v5", "Pong-v5"):
         env = cypool.make_vec(env_id, 1)
         try:
-            assert isinstance(env._family, Family)
+            assert isinstance(env.pool.family, Family)
         finally:
             env.close()
 

@@ -28,7 +28,7 @@ def actions(rng, P, E, dtype=np.float64):
 def test_shapes_and_zero_copy_views():
     P, E = 3, 4
     pop = make_population(TASK, P, E, seed=0, num_threads=2)
-    e = pop.vec._engine
+    e = pop.vec.pool.engine
     assert pop.num_envs == P * E and pop.vec.num_envs == P * E
     assert pop.observation_space.shape == (P, E, OBS)
     assert pop.action_space.shape == (P, E, ACT)
@@ -52,7 +52,7 @@ def test_shapes_and_zero_copy_views():
     # copy=True hands out fresh arrays
     twin = make_population(TASK, P, E, seed=0, copy=True)
     o2, _ = twin.reset()
-    assert o2.shape == (P, E, OBS) and not np.shares_memory(o2, twin.vec._engine.obs)
+    assert o2.shape == (P, E, OBS) and not np.shares_memory(o2, twin.vec.pool.engine.obs)
     twin.close()
     stats = pop.episode_statistics()
     assert stats["env_steps"].shape == (P, E)
@@ -274,14 +274,14 @@ def test_copy_member_and_refused_kwargs():
     assert pop.member_kwargs(2)["ctrl_cost_weight"] == 0.7
     _, _, _, _, info = pop.step(np.ones((3, 2, ACT)) * 0.5)
     assert np.array_equal(info["reward_ctrl"][:, 0], [-0.7 * 0.75, -1e-3 * 0.75, -0.7 * 0.75])
-    params = pop.vec._engine.params.copy()
+    params = pop.vec.pool.engine.params.copy()
     with pytest.raises(ValueError, match="observation size"):
         pop.set_member_kwargs(1, exclude_current_positions_from_observation=False)
     with pytest.raises(ValueError, match="xml_file"):
         pop.set_member_kwargs(1, xml_file="walker2d.xml")
     with pytest.raises(TypeError, match="unexpected keyword"):
         pop.set_member_kwargs(1, ctrl_cost=1.0)
-    assert np.array_equal(pop.vec._engine.params, params)     # nothing half-applied
+    assert np.array_equal(pop.vec.pool.engine.params, params)     # nothing half-applied
     pop.close()
     with pytest.raises(ValueError, match="observation size"):
         make_population(TASK, 2, 1, member_kwargs=[
@@ -432,7 +432,7 @@ def test_episode_ring_equals_a_python_reference():
         want = np.mean([r for r, _ in last]) if last else np.nan
         assert np.allclose(ms["recent_return"][k], want, rtol=0, atol=1e-12, equal_nan=True)
     ring = pop.episode_ring
-    assert np.shares_memory(ring["return"], pop.vec._engine.ring_return)
+    assert np.shares_memory(ring["return"], pop.vec.pool.engine.ring_return)
     assert np.array_equal(ring["episodes"], [len(f) for f in finished])
     pop.reset_member(0)
     assert pop.recent_episodes()["count"][0] == 0
@@ -471,8 +471,8 @@ def test_async_members_follow_the_sync_trajectories(member_batch, threads):
         assert info["x_position"].shape == (member_batch, E)
         if member_batch == 1:     # zero-copy: the member's own rows of the pool's buffers
             k = members[0]
-            assert np.shares_memory(obs, pop.vec._engine.obs)
-            assert np.array_equal(obs[0], pop.vec._engine.obs[k * E:(k + 1) * E])
+            assert np.shares_memory(obs, pop.vec.pool.engine.obs)
+            assert np.array_equal(obs[0], pop.vec.pool.engine.obs[k * E:(k + 1) * E])
         for b, k in enumerate(members):
             if len(got[k]) == 0:
                 got[k].append(obs[b].copy())
@@ -568,10 +568,10 @@ def test_evaluate_leaves_training_alone():
     rng = np.random.default_rng(0)
     for _ in range(5):
         pop.step(actions(rng, P, E))
-    obs = pop.vec._engine.obs.copy()
+    obs = pop.vec.pool.engine.obs.copy()
     stats = pop.episode_statistics(copy=True)
     res = pop.evaluate(lambda o: np.zeros((P, E, ACT)), episodes=1)
-    assert np.array_equal(pop.vec._engine.obs, obs)
+    assert np.array_equal(pop.vec.pool.engine.obs, obs)
     for key, v in pop.episode_statistics(copy=True).items():
         assert np.array_equal(v, stats[key]), key
     assert np.isfinite(res["return"]).all()
@@ -625,7 +625,7 @@ def test_rejected_population_calls_leave_every_env_untouched():
     pop.async_reset()
     for _ in range(P):
         pop.recv(timeout=10)
-    e = pop.vec._engine
+    e = pop.vec.pool.engine
     before = (e.obs.copy(), e.elapsed(), e.env_steps.copy(), e.params.copy(),
               [e.generator(i).state["state"]["state"] for i in range(P * E)])
     bad = [
@@ -649,7 +649,7 @@ def test_rejected_population_calls_leave_every_env_untouched():
              [e.generator(i).state["state"]["state"] for i in range(P * E)])
     for x, y in zip(before, after):
         assert np.array_equal(np.asarray(x), np.asarray(y))
-    assert not pop.vec._in_flight.any()
+    assert not pop.vec.pool.in_flight.any()
     pop.send(np.zeros((P, E, ACT)), np.arange(P))     # still usable
     for _ in range(P):
         pop.recv(timeout=10)
@@ -674,7 +674,7 @@ def test_async_member_reset_and_partial_reset_refused():
     with pytest.raises(ValueError, match="in flight"):
         pop.async_reset(members=[others[0]])
     pop.step(np.zeros((1, E, ACT)), [k])                     # k goes round once more
-    e = pop.vec._engine
+    e = pop.vec.pool.engine
     e.episodes[:] = 3                                        # as if episodes had ended
     e.group_episodes[:] = 3
     e.ring_return[:] = 1.5
@@ -693,7 +693,7 @@ def test_async_member_reset_and_partial_reset_refused():
     obs, _, _, _, info = pop.recv(timeout=10)
     assert int(info["member_id"][0]) == k and "reward_ctrl" not in info
     assert np.array_equal(obs[0], want[k])
-    assert not pop.vec._in_flight.any()
+    assert not pop.vec.pool.in_flight.any()
     obs, _ = pop.reset()                                     # nothing in flight: allowed
     assert obs.shape == (P, E, OBS)
     pop.close()

@@ -97,8 +97,8 @@ def pick(bits, pool):
 
 
 def flags(env):
-    return (env._in_flight.copy().tolist(), env._done.copy().tolist(), env._has_reset,
-            None if env._ready_sync is None else list(env._ready_sync))
+    return (env.pool.in_flight.copy().tolist(), env.pool.done.copy().tolist(), env._has_reset,
+            None if env.pool.sent_sync is None else list(env.pool.sent_sync))
 
 
 def record(model, ids, out):

@@ -178,12 +178,12 @@ def test_close_frees_the_engine_without_waiting_for_the_gc():
     try:
         env = cypool.make_vec("Ant-v5", 4, num_threads=2)
         env.reset(seed=0)
-        alive = weakref.ref(env._engine.obs)
+        alive = weakref.ref(env.pool.engine.obs)
         env.close()
         del env
         assert alive() is None, "the engine is kept alive by a reference cycle"
         env = cypool.make_vec("Ant-v5", 4, num_threads=2)
-        alive = weakref.ref(env._engine.obs)
+        alive = weakref.ref(env.pool.engine.obs)
         del env                                       # dropped without close()
         assert alive() is None, "the engine is kept alive by a reference cycle"
     finally:

@@ -158,7 +158,7 @@ def test_a_copied_pool_continues_bit_identically(env_id, mode, kw, how):
         twin = {"pickle": lambda e: pickle.loads(pickle.dumps(e)),
                 "deepcopy": copy.deepcopy, "copy": copy.copy}[how](env)
         try:
-            assert twin is not env and twin._engine is not env._engine
+            assert twin is not env and twin.pool.engine is not env.pool.engine
             ends = 0
             for a in acts[20:]:
                 x, y = env.step(a), twin.step(a)
@@ -193,7 +193,7 @@ def test_an_async_pool_pickles_once_nothing_is_in_flight():
                 out[int(i)].append((obs[r].copy(), rew[r], term[r], trunc[r]))
                 count[i] += 1
             e.send(np.stack([np.full(3, np.sin(count[i] + i)) for i in ids]), ids)
-        while e._in_flight.any():                 # n in flight: drain in whole batches
+        while e.pool.in_flight.any():                 # n in flight: drain in whole batches
             e.recv(timeout=30)
         return {i: v[:steps] for i, v in out.items()}
 

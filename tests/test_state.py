@@ -36,15 +36,15 @@ def test_restore_replays_bit_for_bit(env_id, kw):
     try:
         env.reset()
         _run(env, acts[:warm])
-        state = pickle.loads(pickle.dumps(env._engine.get_state(None)))
+        state = pickle.loads(pickle.dumps(env.pool.engine.get_state(None)))
         first = _run(env, acts[warm:])
         if env_id == "Pong-v5":          # the replay crosses a truncation and its reset
             assert sum(int(r[3].sum()) for r in first) > 0
-        env._engine.set_state(None, state)
+        env.pool.engine.set_state(None, state)
         _same(first, _run(env, acts[warm:]))
         other.reset()
         perm = [1, 2, 0]
-        other._engine.set_state(perm, state)
+        other.pool.engine.set_state(perm, state)
         inv = np.argsort(perm)
         moved = [other.step(a[inv])[:4] for a in acts[warm:]]
         _same(first, moved, rows=perm)
@@ -63,7 +63,7 @@ def test_a_state_of_another_model_or_game_is_refused():
             e.reset()
         for dst, src in ((hop, walker), (pong, breakout), (hop, pong)):
             with pytest.raises(ValueError, match="different kind of env"):
-                dst._engine.set_state(None, src._engine.get_state(None))
+                dst.pool.engine.set_state(None, src.pool.engine.get_state(None))
     finally:
         for e in (hop, walker, pong, breakout):
             e.close()

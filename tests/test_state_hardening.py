@@ -143,7 +143,7 @@ def refused(f):
     raise AssertionError("ran an env with no random stream")
 for env_id in ("CartPole-v1", "Hopper-v5"):
     env = cypool.make_vec(env_id, 3, num_threads=1)
-    eng = env._engine
+    eng = env.pool.engine
     eng.ops_arr[:] = 0
     eng.ops_arr[1] = 1                  # a step of env 1
     refused(eng.run)
@@ -156,17 +156,17 @@ for env_id in ("CartPole-v1", "Hopper-v5"):
     env.step(env.action_space.sample())
     env.close()
 env = cypool.make_vec("CartPole-v1", 4, num_threads=2, batch_size=2)
-eng = env._engine
+eng = env.pool.engine
 eng.ops_arr[:] = 1
-refused(lambda: eng.submit(np.array([0, 1], np.int64), env._flags))
-assert not env._in_flight.any()
+refused(lambda: eng.submit(np.array([0, 1], np.int64), env.pool.flags))
+assert not env.pool.in_flight.any()
 env.reset(seed=0)
 env.close()
 pop = cypool.make_population("CartPole-v1", 2, 2, num_threads=2, member_batch=1)
-eng = pop._engine
+eng = pop.pool.engine
 eng.ops_arr[:] = 1
-refused(lambda: eng.submit_groups([1], pop.vec._flags))
-assert not pop.vec._in_flight.any()
+refused(lambda: eng.submit_groups([1], pop.vec.pool.flags))
+assert not pop.vec.pool.in_flight.any()
 pop.close()
 print("OK")
 """

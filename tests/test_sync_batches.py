@@ -32,7 +32,7 @@ def test_range_batches_match_gymnasium(mode):
             assert np.array_equal(out[4]["_final_obs"], m)
             assert np.array_equal(np.stack(out[4]["final_obs"][m]),
                                   np.stack(rout[4]["final_obs"][m]))
-        plans.add(env._engine._sync_plan())
+        plans.add(env.pool.engine._sync_plan())
     # the batches did run as ranges (2048 CartPoles cost well over the serial threshold, and
     # a few tens of ns each make chunks of many envs)
     assert "ranges" in plans, plans
@@ -52,7 +52,7 @@ def test_range_and_id_batches_give_the_same_trajectories():
         for t in range(30):
             traj.append(env.step(a[t])[0].copy())
         if threads == 2:
-            assert env._engine._sync_plan() == "ranges"
+            assert env.pool.engine._sync_plan() == "ranges"
         env.close()
         outs.append(np.stack(traj))
     assert np.array_equal(outs[0], outs[1])
@@ -63,5 +63,5 @@ def test_costly_envs_go_out_as_ids():
     env.reset(seed=0)
     for _ in range(5):
         env.step(env.action_space.sample())
-    assert env._engine._sync_plan() == "ids"
+    assert env.pool.engine._sync_plan() == "ids"
     env.close()

@@ -3,9 +3,10 @@
 ``make_ray_vec(env_id, num_envs, num_workers=W)`` (or ``cypool.make_vec(..., backend="ray")``)
 starts W Ray actors, each owning an ordinary cypool pool of about ``num_envs / W`` envs whose
 OpenMP threads use the CPUs the actor reserved. The returned object is a
-:class:`RayVectorEnv`, a subclass of :class:`cypool.VectorEnv` with the same spaces, autoreset
-modes, ``reset``/``step`` and ``send``/``recv``; env i gets the same seed and therefore the
-same trajectory as in a local pool.
+:class:`RayVectorEnv`, a ``gymnasium.vector.VectorEnv`` beside the local
+:class:`cypool.VectorEnv` (registered with it, so ``isinstance(env, cypool.VectorEnv)``
+holds) with the same spaces, autoreset modes, ``reset``/``step`` and ``send``/``recv``;
+env i gets the same seed and therefore the same trajectory as in a local pool.
 
 Ray is an optional dependency (``pip install "cypool[ray]"``): this package imports it only
 when a Ray pool is made, so ``import cypool`` never needs it.

@@ -38,8 +38,10 @@ from ray.exceptions import ObjectLostError, RayActorError, RayTaskError
 
 import cypool
 from cypool.distributed import WorkerDiedError
-from cypool.errors import CypoolError, EngineError
-from cypool._validate import check_int, check_number, check_seed, parse_seeds
+from cypool.errors import ClosedEnvError, CypoolError, EngineError
+from cypool._validate import (check_int, check_number, check_seed, parse_env_ids,
+                              parse_reset_options, parse_seeds)
+from cypool._core.pool import check_disabled, default_ids
 from cypool.vector import VectorEnv, parse_autoreset_mode
 
 _WAIT_S = 0.05          # longest single ray.wait: Ctrl-C and timeouts are checked this often
@@ -245,7 +247,7 @@ def _split(num_envs: int, num_workers: int):
 
 
 # ---------------------------------------------------------------------------- the env
-class RayVectorEnv(VectorEnv):
+class RayVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` envs in ``num_workers`` Ray actors, as one :class:`cypool.VectorEnv`.
 
     Same spaces, metadata, autoreset modes, seeding and ``reset``/``step``/``send``/``recv``
@@ -409,6 +411,12 @@ class RayVectorEnv(VectorEnv):
         return tuple(self._actors)
 
     # ------------------------------------------------------------------ checks
+    def check_open(self):
+        if self._closed:
+            raise ClosedEnvError(f"cypool: this {self.env_id} env is closed")
+
+    _check_open = check_open
+
     def _check_alive(self):
         self._check_open()
         if self._dead is not None:
@@ -577,7 +585,7 @@ class RayVectorEnv(VectorEnv):
         """
         with self._lock:
             self._check_alive()
-            mask = self._reset_mask(options)
+            mask = parse_reset_options(options, self.num_envs, not self._has_reset)
             seeds = self._seed_list(seed)
             self._drain()
             refs, slots = [], []
@@ -632,7 +640,7 @@ class RayVectorEnv(VectorEnv):
         """
         if self.is_async or env_ids is not None:
             if self.is_async and env_ids is None:
-                env_ids = self._default_ids(actions)
+                env_ids = default_ids(actions, self.num_envs, self._in_flight, self._last_ids)
             self.send(actions, env_ids)
             return self.recv()
         with self._lock:
@@ -640,7 +648,7 @@ class RayVectorEnv(VectorEnv):
             if self._in_flight.any():
                 raise ValueError("cypool: step() while results of send() are waiting; call "
                                  "recv() first")
-            self._check_disabled(None)
+            check_disabled(self.autoreset_mode, self._done, None)
             a = self._check_actions(actions, self.num_envs, None)
             if self._pending:       # left by an interrupted step (Ctrl-C): finish, drop
                 self._drain()
@@ -679,12 +687,12 @@ class RayVectorEnv(VectorEnv):
         returns them."""
         with self._lock:
             self._check_ready_to_step()
-            ids = self._parse_ids(env_ids)
+            ids = parse_env_ids(env_ids, self.num_envs)
             busy = ids[self._in_flight[ids]]
             if busy.size:
                 raise ValueError(f"cypool: env(s) {busy.tolist()} are in flight (sent, not yet "
                                  "received); recv() them before sending again")
-            self._check_disabled(ids)
+            check_disabled(self.autoreset_mode, self._done, ids)
             a = self._check_actions(actions, ids.size, ids)
             full = env_ids is None or (ids.size == self.num_envs
                                        and np.array_equal(ids, np.arange(self.num_envs)))
@@ -780,6 +788,12 @@ class RayVectorEnv(VectorEnv):
     def get_state(self, env_ids=None):
         self._not_on_ray("get_state")
 
+    def render(self, env_ids=None):
+        self._not_on_ray("render")
+
+    def xla(self):
+        self._not_on_ray("xla()")
+
     def set_state(self, state, env_ids=None):
         self._not_on_ray("set_state")
 
@@ -847,3 +861,6 @@ class RayVectorEnv(VectorEnv):
             return f"cypool.VectorEnv({self.env_id}, closed, backend=ray)"
         return (f"cypool.VectorEnv({self.env_id}, num_envs={self.num_envs}, backend=ray, "
                 f"num_workers={self.num_workers}, worker_threads={self.worker_threads})")
+
+
+VectorEnv.register(RayVectorEnv)     # a sibling front end: isinstance(env, cypool.VectorEnv)

@@ -46,7 +46,8 @@ import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
 from cypool.integrations._info import split_info
-from cypool.vector import VectorEnv, map_obs
+from cypool._core.pool import map_obs
+from cypool.vector import VectorEnv
 
 try:
     from stable_baselines3.common.vec_env.base_vec_env import (

@@ -84,7 +84,7 @@ def test_async_batches_follow_each_envs_own_trajectory(walk):
                 out = refs[int(i)].step(a[r:r + 1])
                 expect[int(i)] = (out[0][0], out[1][0], out[2][0], out[3][0])
         assert received >= 290 * batch
-        assert env._engine.episodes.sum() > 0
+        assert env.pool.engine.episodes.sum() > 0
     finally:
         env.close()
         for r in refs:
@@ -94,7 +94,7 @@ def test_async_batches_follow_each_envs_own_trajectory(walk):
 def test_thread_slots_run_once_per_thread_and_are_unique(walk):
     for batch, threads in ((None, 2), (3, 2), (None, 1)):
         env = cypool.make_vec("Walk-v0", 6, num_threads=threads, batch_size=batch, seed=0)
-        e = env._engine
+        e = env.pool.engine
         async_ = batch is not None
         team = threads if async_ else threads - 1
         assert e.num_slots == 1 + team
@@ -136,7 +136,7 @@ def test_a_failing_thread_init_refuses_the_pool_cleanly(walk, slot):
 def test_named_outputs_and_their_final_twins(walk):
     env = cypool.make_vec("Walk-v0", 4, num_threads=2, autoreset_mode="same_step", bound=0.8,
                           copy=False)
-    e = env._engine
+    e = env.pool.engine
     assert e.output_names == ("obs", "pix")
     try:
         env.reset(seed=0)
@@ -164,7 +164,7 @@ def test_state_round_trip_and_transfer(walk):
         env.reset(seed=1)
         for t in range(10):
             env.step(a[t])
-        e = env._engine
+        e = env.pool.engine
         snap = pickle.loads(pickle.dumps(e.get_state(None)))
         first = [env.step(a[t]) for t in range(10, 80)]
         e.set_state(None, snap)
@@ -174,7 +174,7 @@ def test_state_round_trip_and_transfer(walk):
         # into another pool (other thread count), envs permuted: each follows its source
         other.reset(seed=99)
         perm = [2, 0, 3, 1]
-        other._engine.set_state(perm, snap)
+        other.pool.engine.set_state(perm, snap)
         moved = [other.step(a[t][np.argsort(perm)]) for t in range(10, 80)]
         for x, y in zip(first, moved):
             for k in range(4):
@@ -190,26 +190,26 @@ def test_state_is_checked_before_any_env_changes(walk):
     try:
         env.reset(seed=0)
         hop.reset(seed=0)
-        good = env._engine.get_state(None)
-        before = env._engine.get_state(None)
+        good = env.pool.engine.get_state(None)
+        before = env.pool.engine.get_state(None)
         env.step(np.zeros((3, 1)))
-        after = env._engine.get_state(None)
-        bad_sig = hop._engine.get_state([0])[0]
+        after = env.pool.engine.get_state(None)
+        bad_sig = hop.pool.engine.get_state([0])[0]
         for states, err in (([after[0], after[1], bad_sig], "different kind of env"),
                             ([after[0], {"version": 0}, after[2]], "not an env state"),
                             (after[:2], "3 env ids but 2 states")):
             with pytest.raises(ValueError, match=err):
-                env._engine.set_state(None, states)
-            now = env._engine.get_state(None)
+                env.pool.engine.set_state(None, states)
+            now = env.pool.engine.get_state(None)
             assert pickle.dumps(now) == pickle.dumps(after)      # nothing changed
         with pytest.raises(ValueError, match="distinct"):
-            env._engine.set_state([0, 0, 1], good)
+            env.pool.engine.set_state([0, 0, 1], good)
         with pytest.raises(IndexError):
-            env._engine.set_state([0, 1, 5], good)
+            env.pool.engine.set_state([0, 1, 5], good)
         assert before != after
         fresh = cypool.make_vec("Walk-v0", 2, num_threads=1)
         with pytest.raises(ValueError, match="never reset"):
-            fresh._engine.get_state(None)
+            fresh.pool.engine.get_state(None)
         fresh.close()
     finally:
         env.close()
@@ -220,11 +220,11 @@ def test_population_of_walk_members(walk):
     pop = cypool.make_population("Walk-v0", 3, 2, num_threads=2,
                                  member_kwargs=[{"bound": 0.5}, {"bound": 1.0}, {"bound": 4.0}])
     try:
-        assert pop.vec._engine.bounds.tolist() == [0.5, 0.5, 1.0, 1.0, 4.0, 4.0]
+        assert pop.vec.pool.engine.bounds.tolist() == [0.5, 0.5, 1.0, 1.0, 4.0, 4.0]
         pop.reset(seed=0)
         for _ in range(100):
             pop.step(np.full((3, 2, 1), 0.3))
-        eps = pop.vec._engine.episodes.reshape(3, 2).sum(axis=1)
+        eps = pop.vec.pool.engine.episodes.reshape(3, 2).sum(axis=1)
         assert eps[0] > eps[1] > eps[2]         # a tighter bound ends episodes sooner
     finally:
         pop.close()

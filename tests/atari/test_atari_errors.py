@@ -17,10 +17,10 @@ def env():
 
 @pytest.mark.parametrize("actions", [[0, 1, 4], [0, -1, 2], [18, 0, 0], [0, 0, -100]])
 def test_action_out_of_range(env, actions):
-    before = env._family.engine.game_steps().copy()
+    before = env.pool.family.engine.game_steps().copy()
     with pytest.raises(ValueError, match=r"actions must be in \[0, 4\)"):
         env.step(np.array(actions))
-    assert np.array_equal(env._family.engine.game_steps(), before)   # nothing moved
+    assert np.array_equal(env.pool.family.engine.game_steps(), before)   # nothing moved
 
 
 @pytest.mark.parametrize("actions,exc", [
@@ -114,7 +114,7 @@ def test_engine_error_in_the_kernel_is_raised_and_recoverable(monkeypatch):
     monkeypatch.delattr(os, "memfd_create")
     env = cypool.make_vec("Pong-v5", 2, num_threads=2)
     try:
-        copy = env._family.engine._rom_copy
+        copy = env.pool.family.engine._rom_copy
         assert copy._fd < 0 and os.path.isfile(copy.path)
         with open(copy.path, "rb") as f:
             data = f.read()
@@ -140,8 +140,8 @@ import os, numpy as np, cypool
 del os.memfd_create
 env = cypool.make_vec("Pong-v5", 2, num_threads=1)
 env.reset(seed=0)
-env._family.configure_envs(np.array([1], np.int64), {"repeat_action_probability": 0.25})
-os.unlink(env._family.engine._rom_copy.path)
+env.pool.family.configure_envs(np.array([1], np.int64), {"repeat_action_probability": 0.25})
+os.unlink(env.pool.family.engine._rom_copy.path)
 try:
     env.reset()              # env 1 reloads its ROM (ALE would exit on a missing file)
 except cypool.EngineError as exc:
@@ -165,7 +165,7 @@ def test_rom_copy_is_sealed_and_closed_with_the_pool():
     import os
 
     env = cypool.make_vec("Pong-v5", 1)
-    copy = env._family.engine._rom_copy
+    copy = env.pool.family.engine._rom_copy
     assert copy._fd >= 0 and copy.path == f"/proc/self/fd/{copy._fd}"
     with pytest.raises(PermissionError):
         with open(copy.path, "r+b") as f:
@@ -216,7 +216,8 @@ def test_rom_replaced_after_verification_plays_the_verified_bytes(tmp_path, monk
         got, want = _roll(env, 0), _roll(ref, 0)          # the first load
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
         for e in (env, ref):      # a settings change: a reload at env 1's next reset
-            e._family.configure_envs(np.array([1], np.int64), {"repeat_action_probability": 0.25})
+            e.pool.family.configure_envs(np.array([1], np.int64),
+                                         {"repeat_action_probability": 0.25})
         got, want = _roll(env, None), _roll(ref, None)    # unseeded: the reload keeps ALE's stream
         assert np.array_equal(got[0], want[0])
         got, want = _roll(env, 1), _roll(ref, 1)          # a seeded load

@@ -21,7 +21,7 @@ def test_defaults_match_envpool():
         assert env.single_observation_space.dtype == np.uint8
         assert env.observation_space.shape == (2, 4, 84, 84)
         assert env.single_action_space.n == 4
-        fam = env._family
+        fam = env.pool.family
         assert fam.engine.max_steps == MAX_EPISODE_STEPS == 27000
         assert fam.engine.fire_on_reset
         assert fam.kwargs["noop_max"] == 30 and fam.kwargs["frame_skip"] == 4
@@ -53,7 +53,7 @@ def test_default_reset_noops_then_fire(game, fire):
 
     env = cypool.make_vec(f"{game}-v5", 3)
     try:
-        assert env._family.engine.fire_on_reset == fire
+        assert env.pool.family.engine.fire_on_reset == fire
         obs, _ = env.reset(seed=40)
         counts = []
         for i in range(3):

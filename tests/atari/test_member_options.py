@@ -70,7 +70,7 @@ def test_member_frame_skip():
     fs4 = cypool.make_vec("Breakout-v5", 2, num_threads=1, episodic_life=True)
     fs2 = cypool.make_vec("Breakout-v5", 2, num_threads=1, episodic_life=True, frame_skip=2)
     try:
-        assert [mixed._family.engine.env_options(i)["frame_skip"] for i in range(4)] == \
+        assert [mixed.pool.family.engine.env_options(i)["frame_skip"] for i in range(4)] == \
             [4, 4, 2, 2]
         terms, _ = run_against(mixed, [(fs4, [0, 1]), (fs2, [2, 3])], seed=5, steps=150)
         assert terms[:2].sum() > 0 and terms[2:].sum() > 0   # episodes ended, were reset
@@ -92,7 +92,7 @@ def test_member_mixed_options():
     episodic life, mode, difficulty, time limit): each env is exactly a one-env pool built
     with its options."""
     mixed = mixed_pool("Breakout", 4, MIXED)
-    fam = mixed._family
+    fam = mixed.pool.family
     for i, lim in enumerate(LIMITS):
         if lim is not None:
             fam.set_max_episode_steps(np.array([i], np.int64), lim)
@@ -135,7 +135,7 @@ def test_configure_subset_leaves_others_and_applies():
     touched = mixed_pool("Breakout", n)
     plain = cypool.make_vec("Breakout-v5", n, num_threads=1)
     built = cypool.make_vec("Breakout-v5", 2, num_threads=1, max_episode_steps=30, **RUNTIME)
-    fam = touched._family
+    fam = touched.pool.family
     rng = np.random.default_rng(3)
     try:
         check_rows("reset", touched.reset(seed=20), plain.reset(seed=20), list(range(n)))
@@ -182,8 +182,9 @@ def test_ale_settings_apply_at_next_reset():
     try:
         for p in pools:
             p.reset(seed=7)
-            p._family.configure_envs(np.array([0], np.int64),
-                                     p._family.merged_kwargs({"repeat_action_probability": 1.0}))
+            p.pool.family.configure_envs(np.array([0], np.int64),
+                                         p.pool.family.merged_kwargs(
+                                             {"repeat_action_probability": 1.0}))
         # the episode in progress still plays the actions it is given
         a = [np.array([1, 1]), np.array([3, 3])]
         obs = [p.step(x)[0] for p, x in zip(pools, a)]
@@ -216,7 +217,7 @@ def test_ale_settings_apply_at_next_reset():
 ])
 def test_bad_values_raise_before_any_change(kwargs, exc):
     env = mixed_pool("Breakout", 3, num_threads=1)
-    fam = env._family
+    fam = env.pool.family
     try:
         opts = [fam.engine.env_options(i) for i in range(3)]
         with pytest.raises(exc):
@@ -229,7 +230,7 @@ def test_bad_values_raise_before_any_change(kwargs, exc):
 
 def test_bad_ids_and_limits():
     env = mixed_pool("Breakout", 3, num_threads=1)
-    fam = env._family
+    fam = env.pool.family
     try:
         for ids, exc in [(np.array([0, 3]), ValueError), (np.array([-1]), ValueError),
                          (np.array([0.0]), TypeError), (np.zeros((1, 1), np.int64), TypeError)]:
@@ -268,7 +269,7 @@ def test_shape_options_refused(name):
     with pytest.raises(ValueError, match=name):
         AtariFamily("Breakout-v5", 2, 1, None, {}, member_kwargs=[{}, kw])
     env = mixed_pool("Breakout", 2, num_threads=1)
-    fam = env._family
+    fam = env.pool.family
     try:
         before = fam.engine.env_options(1)
         with pytest.raises(ValueError, match=name):
@@ -307,8 +308,9 @@ def test_unseeded_reload_keeps_the_sticky_stream():
             p.reset(seed=4)
             for _ in range(played):
                 p.step(np.array([0]))
-            p._family.configure_envs(np.array([0], np.int64),
-                                     p._family.merged_kwargs({"repeat_action_probability": 0.5}))
+            p.pool.family.configure_envs(np.array([0], np.int64),
+                                         p.pool.family.merged_kwargs(
+                                             {"repeat_action_probability": 0.5}))
             p.reset()
         obs = [None] * 3
         rng = np.random.default_rng(1)

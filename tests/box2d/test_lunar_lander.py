@@ -268,7 +268,7 @@ def test_bodies_match_gymnasium_box2d_state():
             want = np.array([[b.position.x, b.position.y, b.angle, b.linearVelocity.x,
                               b.linearVelocity.y, b.angularVelocity]
                              for b in [ref.lander] + ref.legs], np.float32)
-            assert np.array_equal(env._engine.bodies(0), want), t
+            assert np.array_equal(env.pool.engine.bodies(0), want), t
     finally:
         env.close()
         ref.close()

@@ -147,7 +147,7 @@ def test_pendulum_population_with_per_member_g():
             truncs += int(got[3].sum())
         assert truncs >= 2 * P * E                 # 200-step episodes, auto-resets
         assert pop.member_kwargs(2)["g"] == 12.5
-        assert pop.vec._engine.g.tolist() == [10.0] * E + [9.81] * E + [12.5] * E
+        assert pop.vec.pool.engine.g.tolist() == [10.0] * E + [9.81] * E + [12.5] * E
     finally:
         pop.close()
         for r in refs:
@@ -171,7 +171,7 @@ def test_cartpole_population_with_per_member_sutton_barto_reward():
             got = _check_members(pop.step(a), refs, a)
             terms += got[2].sum(axis=1)
         assert (terms >= E).all()                  # every member terminated and reset
-        assert pop.vec._engine.sutton_barto_reward.tolist() == [0] * E + [1] * E + [0] * E
+        assert pop.vec.pool.engine.sutton_barto_reward.tolist() == [0] * E + [1] * E + [0] * E
     finally:
         pop.close()
         for r in refs:
@@ -186,7 +186,7 @@ def test_mountain_car_continuous_goal_velocity_types_per_member():
     pop = cypool.make_population("MountainCarContinuous-v0", len(members), 1,
                                  member_kwargs=members, goal_velocity=0.03, seed=0)
     try:
-        eng = pop.vec._engine
+        eng = pop.vec.pool.engine
         assert eng.goal_type.tolist() == [2, 0, 1, 2]         # TPY, T64, T32, TPY
         assert eng.goal_velocity.tolist() == [0.03, 0.03, float(np.float32(0.03)), 0.03]
     finally:
@@ -194,14 +194,14 @@ def test_mountain_car_continuous_goal_velocity_types_per_member():
     env = cypool.make_vec("MountainCarContinuous-v0", 2)
     try:
         assert env.get_attr("goal_velocity") == (0, 0)         # gymnasium's default, an int
-        assert env._engine.goal_type.tolist() == [2, 2]
+        assert env.pool.engine.goal_type.tolist() == [2, 2]
         env.set_attr("goal_velocity", [np.float32(0.25), 0.5])
         assert env.get_attr("goal_velocity") == (np.float32(0.25), 0.5)
-        assert env._engine.goal_type.tolist() == [1, 2]
-        assert env._engine.goal_velocity.tolist() == [0.25, 0.5]
+        assert env.pool.engine.goal_type.tolist() == [1, 2]
+        assert env.pool.engine.goal_velocity.tolist() == [0.25, 0.5]
         with pytest.raises(TypeError, match="goal_velocity"):
             env.set_attr("goal_velocity", "fast")
-        assert env._engine.goal_velocity.tolist() == [0.25, 0.5]
+        assert env.pool.engine.goal_velocity.tolist() == [0.25, 0.5]
     finally:
         env.close()
 
@@ -230,11 +230,11 @@ def test_box_actions_are_kept_per_env_in_their_dtype():
     env = cypool.make_vec("MountainCarContinuous-v0", 3)
     try:
         env.reset(seed=0)
-        eng = env._engine
+        eng = env.pool.engine
         assert eng.actions.shape == (3, 1) and eng.actions.dtype == np.float64
         env.step(np.array([[0.5], [-0.25], [1.0]], np.float64))
         assert eng.act_f32.tolist() == [0, 0, 0]
-        env._family.load_actions(np.array([[0.1]], np.float32), env_ids=[2])
+        env.pool.family.load_actions(np.array([[0.1]], np.float32), env_ids=[2])
         assert eng.act_f32.tolist() == [0, 0, 1]
         assert eng.actions[:, 0].tolist() == [0.5, -0.25, float(np.float32(0.1))]
         before = eng.actions.copy(), eng.act_f32.copy()

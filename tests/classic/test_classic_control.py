@@ -154,7 +154,7 @@ def test_pendulum_matches_gymnasium_in_the_actions_dtype(kw, dtype, mode):
 def _same_state(env, ref):
     """The envs' whole states, not only their float32 observations: the float64 (or float32)
     state arrays of gymnasium's envs against cypool's, bit for bit, with their dtypes."""
-    eng = env._engine
+    eng = env.pool.engine
     ours = eng.states
     theirs = [e.unwrapped.state for e in ref.envs]
     assert np.array_equal(ours, np.array(theirs, np.float64))

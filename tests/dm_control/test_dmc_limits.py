@@ -94,7 +94,7 @@ def test_huge_n_sub_steps_is_refused_before_any_env_moves():
     with pytest.raises(ValueError, match=f"control_timestep=.*n_sub_steps must be {BOUND}"):
         pop.set_member_kwargs(1, environment_kwargs={"control_timestep": 1e12})
     assert pop.member_kwargs(1)["environment_kwargs"] is None
-    assert pop._engine.params[:, 0].tolist() == [1.0, 1.0]
+    assert pop.pool.engine.params[:, 0].tolist() == [1.0, 1.0]
     pop.close()
 
 
@@ -160,7 +160,7 @@ def test_huge_time_limit_per_env_and_with_max_episode_steps():
     env.close()
     pop = cypool.make_population(ID, 2, 1, member_kwargs=[{"time_limit": 1e17}, {}],
                                  num_threads=1)
-    assert pop._engine.max_episode_steps_of().tolist() == [0, 1000]     # 0: none
+    assert pop.pool.engine.max_episode_steps_of().tolist() == [0, 1000]     # 0: none
     assert pop.member_kwargs(0)["time_limit"] == 1e17
     pop.close()
 

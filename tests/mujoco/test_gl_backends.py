@@ -70,7 +70,7 @@ def test_osmesa_frames_equal_gymnasiums_osmesa_render():
             env.reset()
             env.step(acts[2])
             got.append(np.stack(env.render()))
-            assert env._engine.render_backend == "osmesa"
+            assert env.pool.engine.render_backend == "osmesa"
             env.close()
             ok = True
             for i in range(2):                      # one gymnasium env at a time, alone
@@ -139,7 +139,7 @@ def test_osmesa_pixel_observations_on_two_worker_threads():
             env = cypool.make_vec("Hopper-v5", n, num_threads=3, from_pixels=True,
                                   channels_first=chw, autoreset_mode="same_step",
                                   max_episode_steps=LIMIT, **SIZE)
-            slots = env._engine.num_slots
+            slots = env.pool.engine.num_slots
             obs, _ = env.reset(seed=20)
             got = [(obs, {})]
             for a in actions:
@@ -168,7 +168,7 @@ def test_osmesa_pixel_observations_on_two_worker_threads():
             for r, i in enumerate(info["env_id"]):
                 first[int(i)] = o[r]
         res["async"] = [all(np.array_equal(first[i], refs[i][0][0]) for i in range(3)),
-                        env._engine.num_slots]
+                        env.pool.engine.num_slots]
         env.close()
         res["backend"] = _pool.gl_backend()
         print("RESULT", json.dumps(res))
@@ -214,7 +214,8 @@ def test_unset_mujoco_gl_falls_back_to_osmesa_when_egl_has_no_driver():
         frame = env.render()[0]
         px = cypool.make_vec("Hopper-v5", 1, from_pixels=True, width=32, height=32)
         obs, _ = px.reset(seed=1)
-        backend = [_pool.gl_backend(), env._engine.render_backend, px._engine.render_backend]
+        backend = [_pool.gl_backend(), env.pool.engine.render_backend,
+                   px.pool.engine.render_backend]
         os.environ["MUJOCO_GL"] = "osmesa"          # gymnasium's reference
         ref = gym.make("Hopper-v5", render_mode="rgb_array", width=32, height=32)
         ref.reset(seed=1)
@@ -277,7 +278,7 @@ def test_one_backend_per_process():
                         lambda: cypool.make_vec("Hopper-v5", 1, from_pixels=True))
         del os.environ["MUJOCO_GL"]                 # unset: the process's backend
         other.render()
-        print("RESULT", json.dumps([refused[0], pixels[0], other._engine.render_backend,
+        print("RESULT", json.dumps([refused[0], pixels[0], other.pool.engine.render_backend,
                           refused[1]]))
     """, gl="egl")
     assert res[:3] == [True, True, "egl"], res[3]

@@ -59,7 +59,7 @@ def test_pixel_observations_equal_add_render_observation(task, mode):
     env = cypool.make_vec(task, n, num_threads=2, from_pixels=True, autoreset_mode=mode,
                           max_episode_steps=LIMIT, **SIZE)
     assert env.single_observation_space == gym.spaces.Box(0, 255, (40, 48, 3), np.uint8)
-    assert env._engine.num_slots == 2                      # the caller and one worker
+    assert env.pool.engine.num_slots == 2                      # the caller and one worker
     rng = np.random.default_rng(1)
     actions = rng.uniform(-1, 1, (steps, n) + env.single_action_space.shape).astype(np.float32)
     got = []
@@ -85,7 +85,7 @@ def test_async_pixel_pool_renders_on_the_workers():
     env = cypool.make_vec("Hopper-v5", 4, num_threads=2, batch_size=2, from_pixels=True, **SIZE)
     sync = cypool.make_vec("Hopper-v5", 4, num_threads=1, from_pixels=True, **SIZE)
     try:
-        assert env._engine.num_slots == 3                  # the caller and two workers
+        assert env.pool.engine.num_slots == 3                  # the caller and two workers
         env.async_reset(seed=0)
         first = {}
         while len(first) < 4:

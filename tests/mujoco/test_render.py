@@ -166,9 +166,9 @@ def test_the_pool_renders_through_egl_when_mujoco_gl_says_so():
     env = cypool.make_vec("Hopper-v5", 1, render_mode="rgb_array", width=16, height=16)
     try:
         env.reset(seed=0)
-        assert env._engine.render_backend is None          # no context before the first render
+        assert env.pool.engine.render_backend is None          # no context before the first render
         env.render()
-        assert env._engine.render_backend == "egl" and _pool.gl_backend() == "egl"
+        assert env.pool.engine.render_backend == "egl" and _pool.gl_backend() == "egl"
     finally:
         env.close()
 

@@ -156,7 +156,7 @@ def test_pool_scope_kwargs_and_spaces_from_kwargs(spec):
 def test_render_hook_and_snapshots(spec):
     env = cypool.make_vec("SpecCounter-v0", 2, seed=5, render_mode="ansi")
     env.reset()
-    assert env.render() == tuple(f"c={c}" for c in env._family.engine.counts)
+    assert env.render() == tuple(f"c={c}" for c in env.pool.family.engine.counts)
     env.step(np.ones((2, 2), np.int64))
     copy = pickle.loads(pickle.dumps(env))
     a = np.array([[2, 1], [1, 3]])
