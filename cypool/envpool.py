@@ -28,7 +28,10 @@ naming the task), classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 ``MountainCar-v0``, ``MountainCarContinuous-v0``, ``Acrobot-v1``) and toy text
 (``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
 options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
-EnvPool's ``phys2d/``/``tabular/`` aliases of them), with EnvPool's options and defaults,
+EnvPool's ``phys2d/``/``tabular/`` aliases of them), Box2D (``LunarLander``,
+``BipedalWalker``, ``CarRacing-v2``/``-v3`` with its ``lap_complete_percent``), with EnvPool's
+options and defaults (tests/test_envpool_config_fields.py: every served id's config fields are
+EnvPool 1.2.5's, the differences listed with their reasons),
 spaces and dtypes (toy text: int32 observations, Blackjack's a ``Box(0, 31, (3,), int32)``),
 info keys (Acrobot's ``state``, CliffWalking's float32 ``prob``) and float32 rewards. This
 module reads those names generically; it has no table per family for them.
@@ -628,3 +631,13 @@ class EnvPoolPort:
     def info(self, ids) -> dict:
         """EnvPool's info dict for the rows ``ids`` (every key, no masks)."""
         return self._live()._info({}, ids)
+
+    def obs_zeros(self, b: int):
+        """Zeros of a batch of ``b`` observations as ``step()`` returns them: the pool's
+        observation assembly (an array, or a Dict's/Tuple's dict/tuple of arrays) on zero
+        arrays of its engine's output shapes, through EnvPool's conversion (its dtypes,
+        Blackjack's Box). Reads no env state."""
+        env = self._live()
+        inner = env.pool.native_port()
+        obs = inner.obs(inner.engine.outputs, lambda a: np.zeros((b,) + a.shape[1:], a.dtype))
+        return env._obs(obs)

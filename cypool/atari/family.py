@@ -189,12 +189,18 @@ def game_spec(env_id: str) -> FamilySpec:
             kwargs=kwargs, max_episode_steps=MAX_EPISODE_STEPS, check_kwargs=check_options,
             # gymnasium's AtariEnv metadata (it offers "human" too, which cypool does not)
             render=_render, render_modes=("rgb_array",), render_fps=30,
-            envpool=EnvPoolNames(ids=(env_id,), config=ENVPOOL_CONFIG, convert=_envpool_kwargs,
+            envpool=EnvPoolNames(ids=(_ENVPOOL_SPELLING.get(env_id, env_id),),
+                                 config=ENVPOOL_CONFIG, convert=_envpool_kwargs,
                                  fixed={"task": games.rom_of(env_id)}, info_all=True,
                                  family="Atari"),
             build=_build, configure=_configure, load_actions=_load_actions, seed=_seed,
             extra_info=_extra_info)
     return spec
+
+
+# EnvPool 1.2.5's ids that spell a game otherwise than ale-py's ids (cypool.envpool serves
+# EnvPool's spelling)
+_ENVPOOL_SPELLING = {"TicTacToe3D-v5": "TicTacToe3d-v5"}
 
 
 def AtariFamily(env_id, num_envs, num_threads, max_episode_steps, kwargs, member_kwargs=None):

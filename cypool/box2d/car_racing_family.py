@@ -63,5 +63,9 @@ def car_racing_spec(env_id, envpool_ids):
         info=(InfoKey("lap_finished", np.float64, on_reset=False),),
         extra_info=_extra_info, render=render_car_racing, render_modes=("rgb_array",),
         render_fps=50, module=_MODULE,
-        envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=1000,
-                                                          reward_threshold=900.0)))
+        # EnvPool's config of CarRacing-v2/-v3: its lap_complete_percent is gymnasium's
+        # (EnvPool reports its float32 default, 0.949999988079071; cypool runs gymnasium's 0.95)
+        envpool=EnvPoolNames(ids=envpool_ids,
+                             config=dict(max_episode_steps=1000, reward_threshold=900.0,
+                                         lap_complete_percent=0.95),
+                             kwargs=dict(lap_complete_percent="lap_complete_percent")))

@@ -102,15 +102,23 @@ def _vector_template(port, b):
             info)
 
 
+def _zeros_like_tree(tree):
+    """Zeros of a nested dict/tuple of arrays, leaf by leaf."""
+    if isinstance(tree, dict):
+        return {k: _zeros_like_tree(v) for k, v in tree.items()}
+    if isinstance(tree, tuple):
+        return tuple(_zeros_like_tree(v) for v in tree)
+    return np.zeros_like(np.asarray(tree))
+
+
 def _envpool_template(env, port):
-    """The same for a cypool.envpool env: EnvPool's info (every key on every call, no
-    masks)."""
+    """The same for a cypool.envpool env: its observation batch as its step() assembles it
+    (a Dict or Tuple space's as a dict or tuple of arrays, to any depth, as EnvPool's xla()
+    gives dm_control's; EnvPool's dtypes, e.g. toy text's int32), EnvPool's info (every key
+    on every call, no masks)."""
     b = env.batch_size
-    osp = env.single_observation_space
-    obs = np.zeros((b,) + osp.shape, osp.dtype)
-    info = port.info(np.arange(b, dtype=np.int64))
-    info = {k: (np.zeros_like(v) if not isinstance(v, dict) else
-                {kk: np.zeros_like(vv) for kk, vv in v.items()}) for k, v in info.items()}
+    obs = port.obs_zeros(b)
+    info = _zeros_like_tree(port.info(np.arange(b, dtype=np.int64)))
     return (obs, np.zeros(b, port.reward_dtype), np.zeros(b, np.bool_), np.zeros(b, np.bool_),
             info)
 

@@ -5,7 +5,10 @@ of a process against the *installed* jaxlib's XLA FFI headers (``jax.ffi.include
 and Python's headers, into a cache keyed by jaxlib's version, the interpreter and a hash of
 the source, compiler and flags; later processes load the cached library. So ``pip install
 cypool`` (and a build in an isolated environment without jax) needs no jax, and a jaxlib
-upgrade simply builds a new library next to the old one.
+upgrade simply builds a new library next to the old one. Each library is sealed with its
+sha256 when built and checked before it is loaded: a corrupted one (a bad copy, a truncated
+write, a full disk), or one ctypes cannot load, is rebuilt once, and a rebuild that fails too
+raises an error naming the cache and how to clear it.
 
 Environment: ``CYPOOL_CACHE_DIR`` (default ``$XDG_CACHE_HOME/cypool`` or
 ``~/.cache/cypool``), ``CXX`` (default ``c++``), ``CYPOOL_XLA_CXXFLAGS`` (extra flags,
@@ -101,10 +104,43 @@ def library_path(jax) -> tuple[str, list[str]]:
     cxx, flags = _compiler(), _flags(jax)
     h = hashlib.sha256(code)
     h.update(repr((cxx, flags, sys.version, jaxlib.__version__)).encode())
+    h.update(_SEAL)                 # the file's format: sealed (_seal)
     name = (f"handler-jaxlib{jaxlib.__version__}-{sys.implementation.cache_tag}-"
             f"{h.hexdigest()[:16]}.so")
     path = os.path.join(cache_dir(), name)
     return path, [*cxx, *flags, src, "-o"]
+
+
+# Appended to a built handler: its sha256, then this marker. The ELF loader ignores bytes after
+# the section headers; _check reads them back before any dlopen, because a truncated library
+# can pass dlopen and fault (SIGBUS) when a segment past the end of the file is touched.
+_SEAL = b"\0cypool-xla-handler-sha256\0"
+
+
+def _seal(path: str) -> None:
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).digest()
+    with open(path, "ab") as f:
+        f.write(digest + _SEAL)
+        f.flush()
+        os.fsync(f.fileno())        # on disk before os.replace publishes it
+
+
+def _check(path: str) -> str | None:
+    """None where ``path`` holds a handler as _build wrote it (its seal and sha256 match),
+    else what is wrong with it (a truncated or partial write, a bad copy, a file of another
+    cypool version)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        return f"cannot read it: {exc}"
+    n = len(_SEAL) + 32
+    if len(data) < n or not data.endswith(_SEAL):
+        return f"it is not a library cypool built (no seal; {len(data)} bytes)"
+    if hashlib.sha256(data[:-n]).digest() != data[-n:-len(_SEAL)]:
+        return "its contents do not match its sha256 (truncated or corrupted)"
+    return None
 
 
 def _build(path: str, cmd: list[str]) -> None:
@@ -117,10 +153,40 @@ def _build(path: str, cmd: list[str]) -> None:
             raise RuntimeError(
                 "cypool: compiling env.xla()'s FFI handler failed (command: "
                 f"{' '.join(map(shlex.quote, cmd + [tmp]))}):\n{r.stderr[-4000:]}")
+        _seal(tmp)
         os.replace(tmp, path)       # atomic: a concurrent process sees all or nothing
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _open(path: str, cmd: list[str]):
+    """The cached handler at ``path`` loaded with ctypes, built first if absent. A cached file
+    that is not as _build wrote it (a bad copy, a truncated write, a full disk: _check), or
+    that ctypes cannot load (``OSError`` from dlopen, e.g. "wrong ELF class"), is rebuilt once;
+    a rebuild that fails, or whose library does not load either, raises a RuntimeError naming
+    the cache and how to clear it."""
+    if not os.path.exists(path):
+        _build(path, cmd)
+    why = _check(path)
+    if why is None:
+        try:
+            return ctypes.PyDLL(path)   # PyDLL: set_dispatch runs with the GIL held
+        except OSError as exc:
+            why = str(exc)              # dlopen mapped nothing: the path can be reopened
+    try:
+        _build(path, cmd)               # replaces the bad file atomically
+        again = _check(path)
+        if again is not None:
+            raise OSError(f"the rebuilt {path}: {again}")
+        return ctypes.PyDLL(path)
+    except (OSError, RuntimeError) as exc:
+        d = os.path.dirname(path)
+        raise RuntimeError(
+            f"cypool: env.xla()'s cached FFI handler {path} could not be loaded ({why}), "
+            f"and rebuilding it failed ({type(exc).__name__}: {exc}). Clear cypool's xla cache "
+            f"with `rm -rf {shlex.quote(d)}` (the cache is $CYPOOL_CACHE_DIR/xla, default "
+            f"~/.cache/cypool/xla; check the disk has space) and call xla() again") from exc
 
 
 def load():
@@ -130,9 +196,7 @@ def load():
     with _lock:
         if "lib" not in _state:
             path, cmd = library_path(jax)
-            if not os.path.exists(path):
-                _build(path, cmd)
-            lib = ctypes.PyDLL(path)        # PyDLL: set_dispatch runs with the GIL held
+            lib = _open(path, cmd)
             from cypool.xla import _bridge, _native
             lib.cypool_xla_set_dispatch.argtypes = [ctypes.py_object] * 3
             lib.cypool_xla_set_dispatch.restype = ctypes.c_int
