@@ -1,4 +1,6 @@
-"""Async batching (send/recv with batch_size < num_envs): semantics, determinism, stress."""
+"""Async batching (send/recv with batch_size < num_envs): semantics (recv's timeout checked,
+each env's action dtype kept), determinism, stress. Engine errors in recv:
+tests/test_bad_input.py."""
 import _thread
 import threading
 import time
@@ -111,23 +113,47 @@ def test_reset_in_async_mode_returns_every_env():
     env.close(), ref.close()
 
 
-def test_engine_error_reaches_recv_naming_env(tmp_path):
-    import gymnasium as gym
-    import os
+@pytest.mark.parametrize("timeout,exc", [("1", TypeError), (True, TypeError), ([1], TypeError),
+                                         (-1, ValueError), (float("nan"), ValueError)])
+def test_recv_timeout_checked(timeout, exc):
+    env = cypool.make_vec("Hopper-v5", 4, batch_size=2)
+    try:
+        env.async_reset(seed=0)
+        with pytest.raises(exc, match="timeout"):
+            env.recv(timeout=timeout)
+        env.recv(timeout=5.0)          # nothing was lost
+    finally:
+        env.close()
+    pop = cypool.make_population("Hopper-v5", 2, 1, member_batch=1)
+    try:
+        pop.async_reset(seed=0)
+        with pytest.raises(exc, match="timeout"):
+            pop.recv(timeout=timeout)
+        pop.recv(timeout=5)
+    finally:
+        pop.close()
 
-    src = open(os.path.join(os.path.dirname(gym.__file__), "envs/mujoco/assets/ant.xml")).read()
-    xml = tmp_path / "ant.xml"
-    xml.write_text(src.replace('<mujoco model="ant">', '<mujoco model="ant"><size memory="12K"/>'))
-    env = cypool.make_vec("Ant-v5", 4, batch_size=2, num_threads=2, xml_file=str(xml))
-    env.async_reset(seed=0)
-    with pytest.raises(cypool.EngineError) as err:
-        for _ in range(200):
+
+def test_async_mixed_action_dtypes_keep_each_envs_dtype():
+    """envs 0-3 sent float32 actions, 4-7 float64: each batch's reward_ctrl has its own
+    envs' dtype, as numpy computes it (the dtype is kept per env, not per pool)."""
+    env = cypool.make_vec("Hopper-v5", 8, batch_size=4, num_threads=2)
+    try:
+        env.async_reset(seed=0)
+        for _ in range(2):
+            env.recv()
+        env.send(np.zeros((4, 3), np.float32), np.arange(4))
+        env.send(np.zeros((4, 3), np.float64), np.arange(4, 8))
+        seen = {}
+        for _ in range(2):
             *_, info = env.recv()
-            env.send(np.zeros((2, 8)), info["env_id"])
-    assert err.value.env_ids and "stack" in err.value.messages[0]
-    obs, _ = env.reset(seed=0)               # usable again
-    assert np.isfinite(obs).all()
-    env.close()
+            ids = info["env_id"]
+            want = np.float32 if (ids < 4).all() else np.float64
+            assert info["reward_ctrl"].dtype == want, ids
+            seen[tuple(sorted(ids.tolist()))] = info["reward_ctrl"].dtype
+        assert len(seen) == 2
+    finally:
+        env.close()
 
 
 def _worker_threads():

@@ -3,9 +3,11 @@
 Every rejected call must raise ValueError or TypeError naming the argument and leave every env
 exactly as it was: the pool's buffers, counters, random streams and façade flags are compared
 before and after, and then the pool and a twin that never saw the bad call take the same valid
-step and must return identical results. tests/test_errors.py covers the first cells (shapes,
-NaN rows, constructor basics); this file extends the matrix (dtypes, env_ids, seeds, options,
-kwargs, the send() path) and the faults (divergence, mju_error, ALE errors) against gymnasium.
+step and must return identical results. The matrix: action shapes, NaN/Inf rows and dtypes
+(and the conversions that are no error: integers, non-native byte order), env_ids, seeds,
+options, constructor arguments and kwargs, the send() path; the faults (divergence and MuJoCo's
+warnings, mju_error, ALE errors) against gymnasium, and engine errors that lose nothing: the
+other envs' rows and episode ends reach the caller, sync, async and per population member.
 """
 import os
 import sys
@@ -117,6 +119,43 @@ def test_bad_actions_rejected_naming_actions(pair, case):
     assert_untouched(env, twin, before)
 
 
+@pytest.fixture
+def env():
+    e = cypool.make_vec("Ant-v5", 3, num_threads=2)
+    e.reset(seed=0)
+    yield e
+    e.close()
+
+
+def _state(env):
+    return env.step.__self__.pool.engine.obs.copy(), env.step.__self__.pool.engine.elapsed()
+
+
+@pytest.mark.parametrize("bad, exc", [
+    (np.zeros((3, 7)), ValueError),            # wrong shape
+    (np.zeros((2, 8)), ValueError),            # wrong batch
+    (np.zeros(24), ValueError),                # flat
+    (np.full((3, 8), np.nan), ValueError),     # NaN
+    (np.full((3, 8), np.inf), ValueError),     # Inf
+    (np.zeros((3, 8), np.complex128), TypeError),
+    (np.array([["a"] * 8] * 3), TypeError),
+])
+def test_bad_actions_leave_every_env_untouched(env, bad, exc):
+    before_obs, before_elapsed = _state(env)
+    with pytest.raises(exc):
+        env.step(bad)
+    after_obs, after_elapsed = _state(env)
+    assert np.array_equal(before_obs, after_obs)
+    assert np.array_equal(before_elapsed, after_elapsed)
+
+
+def test_one_nan_row_rejects_whole_batch(env):
+    a = np.zeros((3, 8))
+    a[1, 3] = np.nan
+    with pytest.raises(ValueError, match=r"\[1\]"):
+        env.step(a)
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.int8, np.uint8, np.uint64])
 def test_integer_actions_convert_exactly_like_gymnasium(dtype):
     # Rule: integer actions are converted to float64, exactly as gymnasium's do_simulation
@@ -141,6 +180,31 @@ def test_integer_actions_convert_exactly_like_gymnasium(dtype):
             assert_same_step(as_float.step(a.astype(np.float64)), got)
     finally:
         env.close(), as_float.close(), ref.close()
+
+
+@pytest.mark.parametrize("env_id,make_actions", [
+    ("Hopper-v5", lambda rng: rng.uniform(-1, 1, (3, 3))),
+    ("Hopper-v5", lambda rng: rng.uniform(-1, 1, (3, 3)).astype(np.float32)),
+    ("Pong-v5", lambda rng: rng.integers(0, 6, 3)),
+])
+def test_non_native_byte_order_actions(env_id, make_actions):
+    a, b = cypool.make_vec(env_id, 3, seed=0), cypool.make_vec(env_id, 3, seed=0)
+    try:
+        a.reset(seed=1)
+        b.reset(seed=1)
+        rng = np.random.default_rng(0)
+        for _ in range(5):
+            act = make_actions(rng)
+            swapped = act.astype(act.dtype.newbyteorder(">" if sys.byteorder == "little" else "<"))
+            ra, rb = a.step(act), b.step(swapped)
+            for x, y in zip(ra[:4], rb[:4]):
+                assert np.array_equal(x, y)
+            for key in ra[4]:
+                assert np.array_equal(ra[4][key], rb[4][key]) and \
+                    ra[4][key].dtype == rb[4][key].dtype
+    finally:
+        a.close()
+        b.close()
 
 
 @pytest.mark.parametrize("task, nu", [("Hopper-v5", 3), ("Ant-v5", 8)])
@@ -342,7 +406,55 @@ def test_partial_first_reset_rejected_and_env_still_unreset():
         env.close(), twin.close()
 
 
-# ------------------------------------------------------------------ constructor kwargs
+def test_bad_reset_arguments(env):
+    with pytest.raises(TypeError):
+        env.reset(options={"reset_mask": [True, False, True]})
+    with pytest.raises(ValueError):
+        env.reset(options={"reset_mask": np.ones(2, bool)})
+    with pytest.raises(TypeError):
+        env.reset(options={"reset_mask": np.ones(3, np.int64)})
+    with pytest.raises(ValueError):
+        env.reset(options={"reset_mask": np.zeros(3, bool)})
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"reset_mask": np.ones(3, bool), "noise": 1})
+    with pytest.raises(ValueError):
+        env.reset(seed=[1, 2])
+    with pytest.raises(TypeError):
+        env.reset(seed="7")
+    with pytest.raises(ValueError):
+        env.reset(seed=-5)
+
+
+# ------------------------------------------------------------------ constructor arguments, kwargs
+def test_unknown_id_names_close_matches():
+    with pytest.raises(ValueError, match="Ant-v5"):
+        cypool.make_vec("Ant-v9", 2)     # Ant-v4 and -v5 are served
+    with pytest.raises(TypeError, match="env_id"):
+        cypool.make_vec(5, 2)
+
+
+def test_unknown_kwarg_is_type_error_naming_it():
+    with pytest.raises(TypeError, match="ctrl_cost_wieght.*ctrl_cost_weight"):
+        cypool.make_vec("Ant-v5", 2, ctrl_cost_wieght=0.1)
+
+
+@pytest.mark.parametrize("kwargs, exc", [
+    (dict(num_envs=0), ValueError), (dict(num_envs=-3), ValueError),
+    (dict(num_envs=2.0), TypeError), (dict(num_envs=2, num_threads=0), ValueError),
+    (dict(num_envs=2, num_threads="2"), TypeError),
+    (dict(num_envs=2, autoreset_mode="sometimes"), ValueError),
+    (dict(num_envs=2, max_episode_steps=0), ValueError),
+    (dict(num_envs=2, frame_skip=0), ValueError),
+    (dict(num_envs=2, healthy_z_range=0.2), TypeError),
+    (dict(num_envs=2, ctrl_cost_weight="big"), TypeError),
+    (dict(num_envs=2, xml_file="no_such.xml"), ValueError),
+    (dict(num_envs=2, seed=-1), ValueError),
+])
+def test_bad_constructor_arguments(kwargs, exc):
+    with pytest.raises(exc):
+        cypool.make_vec("Ant-v5", **kwargs)
+
+
 BAD_KWARGS = {
     "xml_file_int": (dict(xml_file=5), "xml_file"),
     "xml_file_none": (dict(xml_file=None), "xml_file"),
@@ -465,6 +577,26 @@ def test_unstable_kwargs_diverge_like_gymnasium():
     assert warned.sum() >= 1
 
 
+def test_mujoco_warnings_reported_in_info_not_printed(capfd, tmp_path):
+    # Without control limits, huge actions make the simulation diverge: MuJoCo warns
+    # (bad qacc) and resets that env's state; cypool reports it per env and prints nothing.
+    src = open(os.path.join(os.path.dirname(gym.__file__), "envs/mujoco/assets/hopper.xml")).read()
+    xml = tmp_path / "hopper_unlimited.xml"
+    xml.write_text(src.replace('ctrllimited="true"', 'ctrllimited="false"'))
+    env = cypool.make_vec("Hopper-v5", 3, num_threads=2, terminate_when_unhealthy=False,
+                          xml_file=str(xml))
+    env.reset(seed=0)
+    a = np.zeros((3, 3))
+    a[1] = 1e12                                   # only env 1 diverges
+    *_, info = env.step(a)
+    assert info["_mujoco_warnings"].tolist() == [False, True, False]
+    assert info["mujoco_warnings"][1] > 0
+    obs, *_ = env.step(np.zeros((3, 3)))
+    assert np.isfinite(obs).all()                 # nothing spread to the other envs
+    assert "WARNING" not in capfd.readouterr().err
+    env.close()
+
+
 # ------------------------------------------------------------------ faults: mju_error
 def _ant_with_memory(tmp_path, memory):
     path = tmp_path / f"ant_{memory}.xml"
@@ -534,6 +666,146 @@ def test_envs_that_ended_in_a_failed_batch_are_autoreset(tmp_path):
         assert_same_step(got, want)
     finally:
         env.close(), ref.close()
+
+
+def _ant_xml_with_memory(tmp_path, memory):
+    src = open(os.path.join(os.path.dirname(gym.__file__), "envs/mujoco/assets/ant.xml")).read()
+    path = tmp_path / "ant_small_stack.xml"
+    path.write_text(src.replace('<mujoco model="ant">',
+                                f'<mujoco model="ant"><size memory="{memory}"/>'))
+    return str(path)
+
+
+def test_mujoco_fatal_error_becomes_exception_and_pool_recovers(tmp_path):
+    # A tiny arena: mj_step hits mju_error ("stack overflow") once contacts appear.
+    xml = _ant_xml_with_memory(tmp_path, "12K")
+    env = cypool.make_vec("Ant-v5", 3, num_threads=2, xml_file=xml)
+    env.reset(seed=0)
+    with pytest.raises(cypool.EngineError) as info:
+        for _ in range(50):
+            env.step(np.zeros((3, 8)))
+    err = info.value
+    assert err.env_ids and all(0 <= i < 3 for i in err.env_ids)
+    assert "stack" in err.messages[0]
+    assert "env" in str(err)
+    obs, _ = env.reset(seed=0)         # the pool works again after reset
+    assert np.isfinite(obs).all()
+    env.step(np.zeros((3, 8)))
+    env.close()
+
+
+# ------------------------------------------------------------------ engine failures lose nothing
+def _fragile_ant(tmp_path):
+    """An Ant whose arena is too small for some contact states: some envs fail, others not."""
+    src = open(os.path.join(os.path.dirname(gym.__file__), "envs/mujoco/assets/ant.xml")).read()
+    path = tmp_path / "ant_14k.xml"
+    path.write_text(src.replace('<mujoco model="ant">', '<mujoco model="ant"><size memory="14K"/>'))
+    return str(path)
+
+
+def _fragile_ant_actions(t):
+    a = np.zeros((4, 8))
+    a[2:] = 1.0
+    return a
+
+
+def test_sync_engine_error_carries_the_other_envs(tmp_path):
+    env = cypool.make_vec("Ant-v5", 4, num_threads=2, xml_file=_fragile_ant(tmp_path),
+                          max_episode_steps=5)
+    try:
+        env.reset(seed=0)
+        partial_batches = 0
+        seen_done = 0
+        for t in range(40):
+            try:
+                obs, rew, term, trunc, info = env.step(_fragile_ant_actions(t))
+                seen_done += int((term | trunc).sum())
+            except cypool.EngineError as err:
+                ok = sorted(set(range(4)) - set(err.env_ids))
+                obs, rew, term, trunc, info = err.result
+                assert info["env_id"].tolist() == ok
+                assert obs.shape == (len(ok), env.single_observation_space.shape[0])
+                seen_done += int((term | trunc).sum())
+                partial_batches += 1
+        assert partial_batches >= 3
+        stats = env.episode_statistics()
+        # every episode the pool counted (failed envs end none) reached the caller
+        assert stats["episodes"].sum() == seen_done
+    finally:
+        env.close()
+
+
+def test_engine_error_reaches_recv_naming_env(tmp_path):
+    src = open(os.path.join(os.path.dirname(gym.__file__), "envs/mujoco/assets/ant.xml")).read()
+    xml = tmp_path / "ant.xml"
+    xml.write_text(src.replace('<mujoco model="ant">', '<mujoco model="ant"><size memory="12K"/>'))
+    env = cypool.make_vec("Ant-v5", 4, batch_size=2, num_threads=2, xml_file=str(xml))
+    env.async_reset(seed=0)
+    with pytest.raises(cypool.EngineError) as err:
+        for _ in range(200):
+            *_, info = env.recv()
+            env.send(np.zeros((2, 8)), info["env_id"])
+    assert err.value.env_ids and "stack" in err.value.messages[0]
+    obs, _ = env.reset(seed=0)               # usable again
+    assert np.isfinite(obs).all()
+    env.close()
+
+
+def test_async_engine_error_keeps_the_loop_running(tmp_path):
+    env = cypool.make_vec("Ant-v5", 4, num_threads=2, batch_size=2,
+                          xml_file=_fragile_ant(tmp_path))
+    try:
+        env.async_reset(seed=0)
+        errors, received = 0, np.zeros(4, np.int64)
+        for t in range(80):
+            try:
+                *_, info = env.recv(timeout=10)
+                ids = info["env_id"]
+            except cypool.EngineError as err:
+                errors += 1
+                done = [] if err.result is None else err.result[4]["env_id"].tolist()
+                ids = np.array(sorted(done + err.env_ids), np.int64)
+                assert len(ids) == 2        # the whole batch: finished rows plus failed envs
+            received[ids] += 1
+            a = np.zeros((len(ids), 8))
+            a[np.asarray(ids) >= 2] = 1.0
+            env.send(a, ids)               # failed envs are idle: they restart here
+        assert errors >= 2
+        assert (received > 0).all()
+    finally:
+        env.close()
+
+
+def test_population_async_engine_error_keeps_the_loop_running(tmp_path):
+    """Member recv: the error names the batch's members (err.members) and carries the
+    finished envs' rows; re-sending err.members keeps every member in the rotation."""
+    pop = cypool.make_population("Ant-v5", 4, 2, member_batch=2, num_threads=2,
+                                 xml_file=_fragile_ant(tmp_path))
+    try:
+        pop.async_reset(seed=0)
+        errors, received = 0, np.zeros(4, np.int64)
+        for t in range(80):
+            try:
+                *_, info = pop.recv(timeout=10)
+                members = info["member_id"]
+            except cypool.EngineError as err:
+                errors += 1
+                members = np.asarray(err.members)
+                assert len(members) == 2
+                rows = set(np.concatenate([members * 2, members * 2 + 1]).tolist())
+                done = [] if err.result is None else err.result[4]["env_id"].tolist()
+                assert set(err.env_ids) | set(done) == rows          # nothing lost
+                assert not set(err.env_ids) & set(done)
+            received[members] += 1
+            a = np.zeros((len(members), 2, 8))
+            a[members >= 2] = 1.0
+            pop.send(a, members)
+        assert errors >= 2
+        assert (received > 0).all()
+        pop.reset(seed=1)
+        pop.step(np.zeros((4, 2, 8)))
+    finally:
+        pop.close()
 
 
 # ------------------------------------------------------------------ Atari (discrete actions)

@@ -4,12 +4,15 @@
   serial run) or refused with a clear error; never corrupted arrays, crashes or hangs.
 - Ctrl-C during a long sync step: the batch cannot be interrupted half way; KeyboardInterrupt is
   raised right after it and the env stays usable and consistent (recv: tests/test_async.py).
+- Ctrl-C at any moment of an async send/recv loop (vector and population) or of the env_ids
+  check: nothing hangs, nothing is lost, no half-done check is left behind.
 - multiprocessing with the 'spawn' start method, after the parent has used OpenMP.
 """
 import _thread
 import multiprocessing as mp
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -279,6 +282,108 @@ def test_ctrl_c_after_an_episode_ending_batch_keeps_its_autoreset():
         _, r, te, tr, info = env.step(np.zeros((2, 6)))
         assert r.tolist() == [0.0, 0.0] and not (te | tr).any()
         assert (env.episode_statistics()["last_length"] <= 1).all()
+    finally:
+        env.close()
+
+
+# ------------------------------------------------------------------ Ctrl-C at any moment
+INTERRUPT_FUZZ = textwrap.dedent(r"""
+    import signal, sys, time
+    import numpy as np, cypool
+
+    armed = [False]
+    def fire(signum, frame):           # one KeyboardInterrupt per arming, wherever it lands
+        if armed[0]:
+            armed[0] = False
+            raise KeyboardInterrupt
+    signal.signal(signal.SIGALRM, fire)
+    pop_mode = sys.argv[1] == "population"
+    if pop_mode:
+        env = cypool.make_population("Hopper-v5", 4, 2, member_batch=2, num_threads=2)
+    else:
+        env = cypool.make_vec("Hopper-v5", 8, batch_size=4, num_threads=2)
+    hits, loops, deadline = 0, 0, time.monotonic() + float(sys.argv[2])
+    signal.setitimer(signal.ITIMER_REAL, 0.0003, 0.0003)
+    while time.monotonic() < deadline:
+        armed[0] = True
+        try:
+            env.async_reset(seed=0)
+            for _ in range(50):
+                out = env.recv(timeout=5)
+                if pop_mode:
+                    env.send(np.zeros((2, 2, 3)), out[4]["member_id"])
+                else:
+                    env.send(np.zeros((4, 3)), out[4]["env_id"])
+                loops += 1
+            armed[0] = False
+        except KeyboardInterrupt:
+            hits += 1
+        env.reset(seed=1)              # must return: nothing lost, nothing hung
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    obs, _ = env.reset(seed=2)
+    env.step(np.zeros((8, 3)) if not pop_mode else np.zeros((4, 2, 3)))
+    env.close()
+    print("ok", hits, loops)
+""")
+
+
+@pytest.mark.parametrize("mode", ["vector", "population"])
+def test_interrupts_anywhere_in_async_loop(mode):
+    """KeyboardInterrupt every ~0.3 ms during send/recv: after each one reset() returns."""
+    out = subprocess.run([sys.executable, "-c", INTERRUPT_FUZZ, mode, "8"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    assert out.stdout.startswith("ok")
+    hits = int(out.stdout.split()[1])
+    assert hits > 100        # the interrupts did land, many times
+
+
+def _interrupt_next_count_nonzero(monkeypatch):
+    """The next np.count_nonzero call (the duplicate-id check) raises KeyboardInterrupt."""
+    real = np.count_nonzero
+    calls = {"n": 0}
+
+    def interrupted(a, *args, **kw):
+        calls["n"] += 1
+        monkeypatch.setattr(np, "count_nonzero", real)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(np, "count_nonzero", interrupted)
+    return calls
+
+
+def test_interrupt_in_parse_ids_leaves_no_state(monkeypatch):
+    env = cypool.make_vec("Hopper-v5", 4, batch_size=2)
+    try:
+        env.async_reset(seed=0)
+        out = env.recv()
+        ids = out[4]["env_id"]
+        calls = _interrupt_next_count_nonzero(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            env.send(np.zeros((2, 3)), ids)
+        assert calls["n"] == 1
+        # each id alone, then the pair: nothing of the interrupted check is left over
+        env.send(np.zeros((1, 3)), ids[:1])
+        env.send(np.zeros((1, 3)), ids[1:])
+        env.recv()
+        env.reset(seed=0)
+    finally:
+        env.close()
+
+
+def test_interrupt_in_parse_ids_sync_subsets_after_reset(monkeypatch):
+    env = cypool.make_vec("Hopper-v5", 4)
+    try:
+        env.reset(seed=0)
+        calls = _interrupt_next_count_nonzero(monkeypatch)
+        with pytest.raises(KeyboardInterrupt):
+            env.step(np.zeros((2, 3)), env_ids=[0, 1])
+        assert calls["n"] == 1
+        env.reset(seed=0)
+        for ids in ([0], [1], [1, 2], [3, 0, 2], [0, 1, 2, 3]):
+            *_, info = env.step(np.zeros((len(ids), 3)), env_ids=ids)
+            assert info["env_id"].tolist() == ids
+        with pytest.raises(ValueError, match="must not repeat"):
+            env.step(np.zeros((2, 3)), env_ids=[2, 2])    # the check itself still works
     finally:
         env.close()
 

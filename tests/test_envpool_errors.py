@@ -133,3 +133,46 @@ def test_closed_alias_names_the_envpool_id():
     with pytest.raises(ClosedEnvError) as info:
         env.step(np.zeros(2, np.int64))
     assert "Taxi-v3" in str(info.value) and "Taxi-v4" not in str(info.value)
+
+
+# ------------------------------------------------------------------ env ids and Atari actions
+@pytest.fixture(scope="module")
+def pong4():
+    env = ep.make("Pong-v5", "gymnasium", num_envs=4)
+    env.reset()
+    yield env
+    env.close()
+
+
+@pytest.mark.parametrize("ids,exc,match", [
+    ([-1], ValueError, r"env_id must be in \[0, 4\).*-1"),
+    ([7], ValueError, r"env_id must be in \[0, 4\).*7"),
+    ([1, 1], ValueError, "repeat"),
+    ([0.5], TypeError, "env_id must be"),
+    ([True], TypeError, "env_id must be"),
+    (np.array([2**64 - 1], np.uint64), ValueError, "env_id must be in"),
+])
+def test_envpool_env_ids_are_checked_in_every_entry_point(pong4, ids, exc, match):
+    before = pong4.pool.pool.engine.elapsed().copy()
+    n = len(np.asarray(ids).reshape(-1))
+    with pytest.raises(exc, match=match):
+        pong4.reset(np.asarray(ids))
+    with pytest.raises(exc, match=match):
+        pong4.step(np.zeros(n, np.int64), np.asarray(ids))
+    with pytest.raises(exc, match=match):
+        pong4.send(np.zeros(n, np.int64), np.asarray(ids))
+    assert np.array_equal(pong4.pool.pool.engine.elapsed(), before)      # no env moved
+    obs, info = pong4.reset(np.array([3, 0]))                           # still usable
+    assert info["env_id"].tolist() == [3, 0]
+
+
+@pytest.mark.parametrize("bad", [2**31, 2**32 + 1, -2**32 + 2, 6])
+def test_envpool_atari_actions_are_checked_before_any_cast(pong4, bad):
+    before = pong4.pool.pool.engine.elapsed().copy()
+    with pytest.raises(ValueError, match=r"actions must be in \[0, 6\).*" + str(bad)):
+        pong4.step(np.array([bad, 0, 0, 0], np.int64))
+    with pytest.raises(TypeError, match="integers"):
+        pong4.step(np.array([1.7, 0, 0, 0]))                    # never truncated to 1
+    assert np.array_equal(pong4.pool.pool.engine.elapsed(), before)
+    pong4.step(np.array([1, 0, 0, 0], np.int64))
+    pong4.step(np.array([1, 0, 0, 0], np.int32))

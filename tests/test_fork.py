@@ -1,6 +1,8 @@
 """os.fork() in a process that holds pools: the child never touches the parent's worker teams,
 exits at once, gets a clear error from inherited pools and can make pools of its own; the
-parent's pools keep working.
+parent's pools keep working. Rendering in the child of a process that used GL is refused with
+a clear error (Mesa's llvmpipe threads do not exist in the child: it would hang), while a child
+of a process that never touched GL renders.
 
 Each case runs in a fresh interpreter (a subprocess with a timeout), and every forked child
 is waited for with a deadline and killed past it, and arms SIGALRM as well, so a hang fails
@@ -9,6 +11,8 @@ import os
 import subprocess
 import sys
 import textwrap
+
+SLOW = 4 if os.environ.get("CYPOOL_SANITIZER") else 1
 
 # put at the top of every script: wait_child(pid, seconds) -> (exit code, seconds waited)
 PRELUDE = textwrap.dedent(r"""
@@ -253,3 +257,174 @@ def test_fork_twice_names_the_owner():
         print("ok")
     """)
     assert out.startswith("ok"), out
+
+
+# ------------------------------------------------------------------ fork after GL
+# put at the top of every script of these cases: in_child(work, limit) -> exit code,
+# expect_fork_refusal(call)
+GL_PRELUDE = textwrap.dedent(r"""
+    import os, signal, sys, time
+    import numpy as np
+    import cypool
+    SLOW = 4 if os.environ.get("CYPOOL_SANITIZER") else 1
+
+    def in_child(work, limit):
+        '''Run work() in an os.fork() child; its exit code (0: work returned), or -1 if it
+        was still running after `limit` seconds (hung: killed).'''
+        pid = os.fork()
+        if pid == 0:
+            try:
+                work()
+            except BaseException as e:
+                print("child failed:", type(e).__name__, e, flush=True)
+                os._exit(1)
+            os._exit(0)
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < limit:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            time.sleep(0.01)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        print(f"child still running after {limit} s (hung): killed", flush=True)
+        return -1
+
+    def expect_fork_refusal(call):
+        try:
+            call()
+        except RuntimeError as e:
+            msg = str(e)
+            assert "fork" in msg and "spawn" in msg and "forkserver" in msg, msg
+            return
+        raise AssertionError("rendered in the child of a process that used GL")
+""")
+
+
+def _run_gl(body, env=None, timeout=120 * SLOW, pre=""):
+    full = dict(os.environ)
+    full.pop("MUJOCO_GL", None)
+    full.pop("PYOPENGL_PLATFORM", None)
+    full.update(env or {})
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(pre) + GL_PRELUDE +
+                          textwrap.dedent(body)], env=full,
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+# ---------------------------------------------------------------------- fork after GL
+def test_fork_child_of_a_gl_process_refuses_to_render():
+    """The parent rendered (render() and a from_pixels pool) and closed its pools: a child
+    making new pools gets a clear RuntimeError from render() and from a from_pixels pool
+    (before any GL call), and still steps pools that do not render; a grandchild too."""
+    out = _run_gl(r"""
+        env = cypool.make_vec("Hopper-v5", 2, num_threads=1, render_mode="rgb_array")
+        env.reset(seed=0)
+        assert env.render()[0].shape == (480, 480, 3)
+        pix = cypool.make_vec("Hopper-v5", 2, num_threads=2, from_pixels=True, width=32,
+                              height=32)
+        pix.reset(seed=0)
+        env.close()
+        pix.close()
+
+        def grandchild():
+            own = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            expect_fork_refusal(own.render)
+
+        def child():
+            signal.alarm(60)
+            own = cypool.make_vec("Hopper-v5", 2, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            expect_fork_refusal(own.render)
+            expect_fork_refusal(lambda: cypool.make_vec(
+                "Hopper-v5", 2, num_threads=2, from_pixels=True, width=32, height=32))
+            own.step(np.zeros((2, 3)))                     # physics is unaffected
+            cypool.make_vec("CartPole-v1", 2, num_threads=1).reset(seed=0)
+            assert in_child(grandchild, 30) == 0
+
+        assert in_child(child, 60 * SLOW) == 0
+        # the parent itself keeps rendering
+        again = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+        again.reset(seed=0)
+        again.render()
+        print("ok")
+    """)
+    assert out.strip().endswith("ok"), out
+
+
+def test_fork_child_of_a_process_without_gl_renders():
+    """A process that stepped MuJoCo pools but never rendered: its child renders (render()
+    and from_pixels); that child's own child is then refused (its parent used GL)."""
+    out = _run_gl(r"""
+        env = cypool.make_vec("Hopper-v5", 2, num_threads=2)
+        env.reset(seed=0)
+        env.step(np.zeros((2, 3)))
+
+        def grandchild():
+            own = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            expect_fork_refusal(own.render)
+
+        def child():
+            signal.alarm(60)
+            own = cypool.make_vec("Hopper-v5", 2, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            assert own.render()[0].shape == (480, 480, 3)
+            pix = cypool.make_vec("Hopper-v5", 2, num_threads=2, from_pixels=True, width=32,
+                                  height=32)
+            obs, _ = pix.reset(seed=0)
+            assert obs.shape == (2, 32, 32, 3) and obs.any()
+            assert in_child(grandchild, 30) == 0
+
+        assert in_child(child, 60 * SLOW) == 0
+        print("ok")
+    """)
+    assert out.strip().endswith("ok"), out
+
+
+def test_fork_child_of_a_process_that_rendered_with_gymnasium_refuses_to_render():
+    """GL started outside cypool (gymnasium's renderer, through PyOpenGL) counts too: the
+    GL driver is loaded at the fork. Under MUJOCO_GL=egl, import mujoco initialises an EGL
+    display without loading a driver: a child of a process that did only that renders."""
+    out = _run_gl(r"""
+        import gymnasium as gym
+
+        def render_in_child():
+            own = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            assert own.render()[0].shape == (480, 480, 3)
+
+        def refused_in_child():
+            own = cypool.make_vec("Hopper-v5", 1, num_threads=1, render_mode="rgb_array")
+            own.reset(seed=0)
+            expect_fork_refusal(own.render)
+
+        assert in_child(render_in_child, 60 * SLOW) == 0
+        env = gym.make("Hopper-v5", render_mode="rgb_array")
+        env.reset(seed=0)
+        env.render()
+        assert in_child(refused_in_child, 60 * SLOW) == 0
+        print("ok")
+    """, env={"MUJOCO_GL": "egl"})
+    assert out.strip().endswith("ok"), out
+
+
+def test_fork_closed_env_error_names_spawn_and_forkserver():
+    out = _run_gl(r"""
+        env = cypool.make_vec("Hopper-v5", 2, num_threads=1)
+
+        def child():
+            try:
+                env.reset(seed=0)
+            except cypool.ClosedEnvError as e:
+                msg = str(e)
+                assert "spawn" in msg and "forkserver" in msg and "render" in msg, msg
+            else:
+                raise AssertionError("no error")
+
+        assert in_child(child, 30 * SLOW) == 0
+        print("ok")
+    """)
+    assert out.strip().endswith("ok"), out

@@ -1,11 +1,12 @@
-"""cypool.population: (P, E) layout and zero-copy views, the seed tree, per-member task kwargs
-(checked bit for bit against gymnasium's own envs built with each member's kwargs), member
-resets, and the per-env statistics against a Python reference."""
+"""cypool.population: (P, E) layout and zero-copy views (read-only, the episode ring too), the
+seed tree, per-member task kwargs (checked bit for bit against gymnasium's own envs built with
+each member's kwargs), member resets, and the per-env statistics against a Python reference."""
 import numpy as np
 import pytest
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
+import cypool
 from cypool.population import make_population
 
 TASK = "Hopper-v5"
@@ -58,6 +59,27 @@ def test_shapes_and_zero_copy_views():
     assert stats["env_steps"].shape == (P, E)
     assert np.shares_memory(stats["last_return"], e.last_return)
     pop.close()
+
+
+def test_population_views_are_read_only():
+    pop = cypool.make_population("Hopper-v5", 2, 2)
+    try:
+        obs, _ = pop.reset(seed=0)
+        with pytest.raises(ValueError, match="read-only"):
+            obs[0, 0, 0] = 1.0
+        out = pop.step(np.zeros((2, 2, 3)))
+        with pytest.raises(ValueError, match="read-only"):
+            out[1][...] = 0
+    finally:
+        pop.close()
+    pop = cypool.make_population("Hopper-v5", 2, 2, member_batch=1)
+    try:
+        pop.async_reset(seed=0)
+        obs, *_ = pop.recv()
+        with pytest.raises(ValueError, match="read-only"):
+            obs[...] = 0
+    finally:
+        pop.close()
 
 
 def test_flat_and_pe_actions_step_alike():
@@ -292,6 +314,12 @@ def test_copy_member_and_refused_kwargs():
         make_population(TASK, 0, 1)
 
 
+@pytest.mark.parametrize("mk", [[{1: 2}, {}], [{"ctrl_cost_weight": 0.1}, {(1,): 2}]])
+def test_member_kwargs_keys_must_be_names(mk):
+    with pytest.raises(TypeError, match=r"member_kwargs\[\d\] must map kwarg names"):
+        cypool.make_population("Hopper-v5", 2, 1, member_kwargs=mk)
+
+
 # ---------------------------------------------------------------------- statistics
 def test_statistics_equal_a_python_reference():
     P, E, limit = 3, 4, 15
@@ -438,6 +466,24 @@ def test_episode_ring_equals_a_python_reference():
     assert pop.recent_episodes()["count"][0] == 0
     assert pop.recent_episodes()["count"][1] == min(K, len(finished[1]))
     pop.close()
+
+
+def test_population_episode_ring_is_read_only():
+    pop = cypool.make_population("Hopper-v5", 2, 2, episode_window=4, max_episode_steps=3)
+    try:
+        pop.reset(seed=0)
+        for _ in range(7):
+            pop.step(np.zeros((2, 2, 3)))
+        before = pop.member_statistics()["recent_return"].copy()
+        ring = pop.episode_ring
+        for key in ("return", "length", "episodes"):
+            with pytest.raises(ValueError, match="read-only"):
+                ring[key][...] = 0
+        assert np.array_equal(pop.member_statistics()["recent_return"], before)
+        pop.reset_member(0)               # the population itself still clears its ring
+        assert pop.recent_episodes()["count"][0] == 0
+    finally:
+        pop.close()
 
 
 # ---------------------------------------------------------------------- async: whole members
@@ -697,3 +743,19 @@ def test_async_member_reset_and_partial_reset_refused():
     obs, _ = pop.reset()                                     # nothing in flight: allowed
     assert obs.shape == (P, E, OBS)
     pop.close()
+
+
+def test_population_reset_with_members_in_flight():
+    """A full reset while members step: they finish before any env gets its new random
+    stream (it was replaced under a running worker), and the reset equals a fresh one."""
+    pop = cypool.make_population("Hopper-v5", 4, 2, member_batch=2, num_threads=2)
+    fresh = cypool.make_population("Hopper-v5", 4, 2, num_threads=1)
+    try:
+        want, _ = fresh.reset(seed=5)
+        for _ in range(100):
+            pop.async_reset(seed=0)
+            got, _ = pop.reset(seed=5)
+            assert np.array_equal(got, want)
+    finally:
+        pop.close()
+        fresh.close()

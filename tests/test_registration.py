@@ -1,6 +1,7 @@
 """Registration as a user's package meets it: register_task reaches gymnasium at once, the same
-registration again (a reloaded package) is a no-op, another one needs replace=True, and an
-unknown id says how a package's ids get registered."""
+registration again (a reloaded package) is a no-op, another one needs replace=True, a family or
+task registration that fails is a clear error and registers nothing, and an unknown id says how
+a package's ids get registered."""
 import dataclasses
 import importlib
 import sys
@@ -13,6 +14,7 @@ import pytest
 import cypool
 import cypool.classic
 import cypool.mujoco
+from cypool import families
 from cypool.api import register_env, register_spec, registered_spec, unregister_env
 from cypool.mujoco import family as mujoco_family
 
@@ -67,6 +69,36 @@ def test_reloading_a_package_that_registers_at_import_is_a_no_op():
     assert all(after[i] is before[i] for i in before)
     env = cypool.make_vec("MountainCar-v0", 2)
     env.close()
+
+
+@pytest.mark.parametrize("kw, err, match", [
+    (dict(name=""), TypeError, "name"),
+    (dict(api_version="1"), TypeError, "api_version must be an int, got '1'"),
+    (dict(module=5), TypeError, "module"),
+    (dict(make=None), TypeError, "make must be callable"),
+])
+def test_bad_family_registrations_register_nothing(kw, err, match):
+    args = dict(name="hard-family", env_ids=lambda: ["HardFam-v0"], make=lambda *a: None)
+    args.update(kw)
+    before = dict(families._FAMILIES)
+    with pytest.raises(err, match=match):
+        families.register_family(args.pop("name"), **args)
+    assert families._FAMILIES == before
+    assert "HardFam-v0" not in cypool.list_envs()
+
+
+@pytest.mark.parametrize("env_id, module, err, match", [
+    ("HardTask-v0", 5, TypeError, "module must be"),
+    ("HardTask-v0", "", TypeError, "module must be"),
+    ("HardTask-v0", "cypool.no_such_task_module", ImportError, "no_such_task_module"),
+    ("HardTask-v0", "collections", TypeError, "lacks"),
+    ("bad id!", "cypool.mujoco.tasks.hopper", ValueError, "env_id"),
+])
+def test_bad_task_registrations_register_nothing(env_id, module, err, match):
+    before = dict(mujoco_family.TASKS)
+    with pytest.raises(err, match=match):
+        mujoco_family.register_task(env_id, module)
+    assert mujoco_family.TASKS == before and env_id not in cypool.list_envs()
 
 
 @pytest.fixture

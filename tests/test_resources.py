@@ -1,4 +1,5 @@
-"""Resources: memory over long runs, pools made and closed in a loop, threads, exit.
+"""Resources: pool sizes no process can hold (refused at once, naming the env, the bytes it
+needs and the bound), memory over long runs, pools made and closed in a loop, threads, exit.
 
 RSS is read from /proc (Linux). Before each reading the garbage collector runs and glibc is
 asked to give free heap pages back (malloc_trim), so that the numbers measure memory in use,
@@ -10,6 +11,7 @@ import gc
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import weakref
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 
 import cypool
+from cypool import _validate
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -289,3 +292,104 @@ def test_200_failed_constructions_leak_nothing(tmp_path):
     env.reset(seed=0)
     env.step(np.zeros(2, np.int64))
     env.close()
+
+
+# ---------------------------------------------------------------------------- pool sizes
+# Run in a child whose address space is capped just above what its imports took, so that a
+# regression (per-env lists built before any check) dies of MemoryError in the child instead
+# of filling the machine; the timeout bounds how long a refusal may take.
+# AddressSanitizer reserves terabytes of address space for its shadow memory: a child under
+# RLIMIT_AS cannot run with it
+UNDER_RLIMIT = pytest.mark.skipif(os.environ.get("CYPOOL_SANITIZER") == "asan",
+                                  reason="RLIMIT_AS children cannot run under AddressSanitizer")
+
+SIZE_CHILD = textwrap.dedent("""
+    import resource, sys
+    import cypool, cypool.envpool
+
+    def vm_size():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+
+    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + 3 * 2**30,
+                                            resource.getrlimit(resource.RLIMIT_AS)[1]))
+    try:
+        eval(sys.argv[1], {"cypool": cypool})
+    except BaseException as exc:
+        print("ERR", type(exc).__name__, exc)
+    else:
+        print("MADE")
+""")
+
+
+def _size_child(expr):
+    out = subprocess.run([sys.executable, "-c", SIZE_CHILD, expr], capture_output=True,
+                         text=True, timeout=90)
+    assert out.returncode == 0, out.stdout + out.stderr[-3000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+@UNDER_RLIMIT
+@pytest.mark.parametrize("expr", [
+    "cypool.make_vec('CartPole-v1', 2**40)",
+    "cypool.make_population('CartPole-v1', 2**20, 2**20)",
+    "cypool.envpool.make('Pong-v5', 'gymnasium', num_envs=2**40)",
+    "cypool.envpool.make('Hopper-v5', 'gymnasium', num_envs=2**31)",
+])
+def test_pool_size_beyond_what_envs_ids_name_is_refused(expr):
+    line = _size_child(expr)
+    assert line.startswith("ERR ValueError num_envs must be in [1, 2147483647]"), line
+
+
+@UNDER_RLIMIT
+@pytest.mark.parametrize("expr", [
+    "cypool.make_vec('CartPole-v1', 2**30)",                   # make_vec's own per-env floor
+    "cypool.make_population('Pendulum-v1', 2**15, 2**15)",
+    "cypool.envpool.make('Pong-v5', 'gymnasium', num_envs=2**30)",
+    "cypool.make_vec('Pong-v5', 2**16)",                       # Atari's frames and screens
+    "cypool.make_vec('Hopper-v5', 2**20)",                     # MuJoCo's data per env
+    "cypool.make_population('Hopper-v5', 2**10, 2**10)",
+])
+def test_pool_that_cannot_fit_is_a_memory_error_at_once(expr):
+    line = _size_child(expr)
+    assert line.startswith("ERR MemoryError cypool:"), line
+    assert "more than this process can get" in line and "RLIMIT_AS" in line, line
+
+
+def test_memory_check_counts_the_requested_bytes(monkeypatch):
+    monkeypatch.setattr(_validate, "available_memory", lambda: (10_000, "a test's bound"))
+    _validate.check_pool_memory(10, 1000)                      # exactly fits
+    with pytest.raises(MemoryError, match="a test's bound"):
+        _validate.check_pool_memory(11, 1000)
+    monkeypatch.setattr(_validate, "available_memory", lambda: None)   # unknown: no refusal
+    _validate.check_pool_memory(2**40, 2**20)
+
+
+def test_sizes_that_work_today_still_work():
+    # tests and benchmarks make 65536 CartPoles
+    env = cypool.make_vec("CartPole-v1", 65536, num_threads=1)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert obs.shape == (65536, 4)
+        env.step(np.zeros(65536, np.int64))
+    finally:
+        env.close()
+
+
+def test_engine_checks_its_own_buffers(monkeypatch):
+    # the pixel outputs are the engine's alone (the MuJoCo family's estimate leaves them
+    # out): 4 envs of two 480x480 RGB frames each need ~5.5 MB, refused under a 2 MB bound
+    monkeypatch.setattr(_validate, "available_memory", lambda: (2 * 2**20, "a test's bound"))
+    with pytest.raises(MemoryError, match="4 envs of a MjPool need .*a test's bound"):
+        cypool.make_vec("Hopper-v5", 4, from_pixels=True)
+
+
+def test_memory_errors_name_the_env_and_the_bound(monkeypatch):
+    monkeypatch.setattr(_validate, "available_memory", lambda: (2**30, "a test's bound"))
+    with pytest.raises(MemoryError, match=r"2097152 Pong-v5 envs need at least .*GiB "
+                                          r"\(\d+ bytes per env\).*a test's bound"):
+        cypool.make_vec("Pong-v5", 2**21)
+    with pytest.raises(MemoryError, match=r"2097153 CartPole-v1 envs need at least 1 GiB "
+                                          r"\(512 bytes per env\)"):
+        cypool.make_vec("CartPole-v1", 2**21 + 1)       # one env past the bound

@@ -1,6 +1,7 @@
 """VectorEnv's API around stepping: get_attr/set_attr/call against gymnasium envs built with
-those kwargs, per-env kwargs (env_kwargs), and state snapshots: pickle, copy and
-get_state/set_state continue bit-identically."""
+those kwargs (call of a pool method is refused, pointing at it), per-env kwargs (env_kwargs),
+and state snapshots: pickle, copy and get_state/set_state continue bit-identically; copies
+that cannot be made and edited pickles that are inconsistent are refused."""
 import copy
 import pickle
 
@@ -139,6 +140,37 @@ def test_np_random_and_spec():
         env.close()
 
 
+# ------------------------------------------------------------------ call
+@pytest.mark.parametrize("name, args", [
+    ("step", (np.zeros(2, np.int64),)), ("step", ()), ("reset", ()), ("reset", (0,)),
+    ("close", ()),
+])
+def test_call_of_a_pool_method_points_at_it(name, args):
+    """SyncVectorEnv.call runs a method of each sub-env; a cypool pool steps and resets all
+    its envs at once, so call("step", ...) is refused naming env.step (nothing moves)."""
+    env = cypool.make_vec("CartPole-v1", 2)
+    try:
+        env.reset(seed=0)
+        before = env.pool.engine.obs.copy()
+        with pytest.raises(ValueError, match=f"env\\.{name}\\("):
+            env.call(name, *args)
+        assert np.array_equal(env.pool.engine.obs, before) and not env._closed
+    finally:
+        env.close()
+
+
+def test_call_of_an_unknown_name_with_arguments_is_an_attribute_error():
+    env = cypool.make_vec("CartPole-v1", 2)
+    try:
+        with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+            env.call("nothing", 1)
+        with pytest.raises(TypeError, match="takes no arguments"):
+            env.call("max_episode_steps", 1)
+        assert env.call("max_episode_steps") == (500, 500)
+    finally:
+        env.close()
+
+
 # ------------------------------------------------------------------ snapshots
 CASES = [("Hopper-v5", "next_step", {}), ("Ant-v5", "same_step", {}),
          ("Breakout-v5", "next_step", {"repeat_action_probability": 0.25}),
@@ -216,6 +248,34 @@ def test_an_async_pool_pickles_once_nothing_is_in_flight():
         env.close()
 
 
+def test_copies_that_cannot_be_made_are_refused_clearly():
+    """Copies are independent pools (above); a pool not made by make_vec,
+    a closed one and one with envs in flight are refused, and the original is untouched."""
+    from cypool.families import family_for
+
+    fam = family_for("Hopper-v5").make("Hopper-v5", 2, 1, 1000, {})
+    bare = cypool.VectorEnv(fam, env_id="Hopper-v5")
+    flying = cypool.make_vec("Hopper-v5", 4, batch_size=2)
+    closed = cypool.make_vec("Hopper-v5", 2)
+    closed.close()
+    try:
+        for how in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(TypeError, match="make_vec"):
+                how(bare)
+            with pytest.raises(cypool.ClosedEnvError):
+                how(closed)
+        flying.async_reset(seed=0)
+        for how in (copy.copy, copy.deepcopy, pickle.dumps):
+            with pytest.raises(ValueError, match="in flight"):
+                how(flying)
+        bare.reset(seed=0)             # the originals are untouched
+        bare.step(np.zeros((2, 3)))
+        flying.recv(timeout=30)
+    finally:
+        bare.close()
+        flying.close()
+
+
 def test_a_copied_population_continues_bit_identically():
     pop = cypool.make_population("Hopper-v5", 3, 2, num_threads=2, seed=0,
                                  member_kwargs=[{"ctrl_cost_weight": 0.5}, {}, {}])
@@ -283,3 +343,77 @@ def test_set_state_on_a_subset_leaves_the_others_untouched():
             env.set_state({"envs": []})
     finally:
         env.close()
+
+
+# ------------------------------------------------------------------ edited pickles
+def _snapshot(obj):
+    fn, (snap,) = obj.__reduce_ex__(4)
+    return fn, snap
+
+
+def _partial_state(snap, ids):
+    st = snap["state"]
+    return {**st, "env_ids": list(ids), "envs": [st["envs"][i] for i in ids],
+            "seeded": [st["seeded"][i] for i in ids]}
+
+
+POOL_EDITS = [
+    ("reset without state", lambda s: {**s, "state": None, "has_reset": True}, "state"),
+    ("state of env 0 only", lambda s: {**s, "state": _partial_state(s, [0])}, "every env"),
+    ("state of envs 0 and 2", lambda s: {**s, "state": _partial_state(s, [0, 2])}, "every env"),
+    ("state but not reset", lambda s: {**s, "has_reset": False}, "has_reset"),
+    ("has_reset not a bool", lambda s: {**s, "has_reset": "yes"}, "has_reset"),
+    ("seeded too short", lambda s: {**s, "state": {**s["state"], "seeded": [True, True]}},
+     "seeded"),
+    ("seeded not bools", lambda s: {**s, "state": {**s["state"],
+                                                   "seeded": ["x", True, True, True]}},
+     "seeded"),
+    ("env_kw too short", lambda s: {**s, "env_kw": s["env_kw"][:2]}, "env_kw"),
+    ("limits too short", lambda s: {**s, "limits": s["limits"][:2]}, "limits"),
+    ("limit out of range", lambda s: {**s, "limits": [-5] * 4}, "max_episode_steps"),
+    ("missing key", lambda s: {k: v for k, v in s.items() if k != "has_reset"}, "has_reset"),
+]
+
+
+@pytest.mark.parametrize("label,edit,match", POOL_EDITS, ids=[e[0] for e in POOL_EDITS])
+def test_an_edited_pool_pickle_that_is_inconsistent_is_refused(label, edit, match):
+    env = cypool.make_vec("CartPole-v1", 4, num_threads=1, seed=0)
+    try:
+        env.reset()
+        env.step(np.zeros(4, np.int64))
+        fn, snap = _snapshot(env)
+        with pytest.raises((ValueError, TypeError), match=match):
+            fn(edit(copy.deepcopy(snap)))
+        twin = fn(copy.deepcopy(snap))            # the unedited snapshot restores
+        try:
+            _same(env.step(np.ones(4, np.int64)), twin.step(np.ones(4, np.int64)))
+        finally:
+            twin.close()
+    finally:
+        env.close()
+
+
+def test_an_edited_population_pickle_that_is_inconsistent_is_refused():
+    pop = cypool.make_population("CartPole-v1", 2, 2, num_threads=1, seed=0)
+    try:
+        fn, fresh = _snapshot(pop)                # never reset: no state
+        seeder = (np.ones(4, np.bool_), fresh["seeder"][1])
+        with pytest.raises(ValueError, match="seeder"):   # envs "seeded" with no stream
+            fn({**copy.deepcopy(fresh), "seeder": seeder})
+        with pytest.raises(ValueError, match="state"):
+            fn({**copy.deepcopy(fresh), "has_reset": True})
+        pop.reset()
+        pop.step(np.zeros((2, 2), np.int64))
+        fn, snap = _snapshot(pop)
+        with pytest.raises(ValueError, match="has_reset"):
+            fn({**copy.deepcopy(snap), "has_reset": False})
+        with pytest.raises(ValueError, match="every env"):
+            fn({**copy.deepcopy(snap), "state": _partial_state(snap, [0, 1])})
+        twin = fn(copy.deepcopy(snap))
+        try:
+            a = np.ones((2, 2), np.int64)
+            _same(pop.step(a), twin.step(a))
+        finally:
+            twin.close()
+    finally:
+        pop.close()

@@ -1,5 +1,6 @@
 """The gymnasium VectorEnv contract: autoreset modes, reset_mask, seeding, spaces, buffers,
-all checked against gymnasium's SyncVectorEnv on the same task."""
+all checked against gymnasium's SyncVectorEnv on the same task; copy=False views are
+read-only."""
 import numpy as np
 import pytest
 import gymnasium as gym
@@ -137,6 +138,44 @@ def test_copy_semantics():
     assert np.shares_memory(o1, o2)          # zero-copy: the pool's own buffer
     assert not o1.flags.writeable and not r2.flags.writeable   # read-only views
     env.close(), view.close()
+
+
+@pytest.mark.parametrize("env_id,act", [("Hopper-v5", np.zeros((2, 3))),
+                                        ("Pong-v5", np.zeros(2, np.int64))])
+def test_zero_copy_views_are_read_only(env_id, act):
+    env = cypool.make_vec(env_id, 2, copy=False)
+    try:
+        obs, _ = env.reset(seed=0)
+        keep = obs.copy()
+        with pytest.raises(ValueError, match="read-only"):
+            obs[...] = 7
+        out = env.step(act)
+        for a in out[:4]:
+            with pytest.raises(ValueError, match="read-only"):
+                a[...] = 0
+        assert not np.shares_memory(keep, out[0])
+        stats = env.episode_statistics(copy=False)
+        with pytest.raises(ValueError, match="read-only"):
+            stats["episodes"][0] = 5
+    finally:
+        env.close()
+
+
+def test_atari_frame_stack_cannot_be_corrupted_through_a_view():
+    env = cypool.make_vec("Pong-v5", 1, copy=False)
+    ref = cypool.make_vec("Pong-v5", 1)
+    try:
+        o, _ = env.reset(seed=3)
+        ref.reset(seed=3)
+        with pytest.raises(ValueError):
+            o[0, -1] = 255
+        for _ in range(4):
+            a = env.step(np.ones(1, np.int64))[0]
+            b = ref.step(np.ones(1, np.int64))[0]
+            assert np.array_equal(a, b)
+    finally:
+        env.close()
+        ref.close()
 
 
 def test_step_before_reset_and_closed_env():

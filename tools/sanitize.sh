@@ -13,7 +13,9 @@
 #      directory outside the repository: $CYPOOL_SANITIZE_DIR, default /tmp/cypool-asan.
 #      The checkout's own in-place extensions are never touched.
 #   2. Builds the extensions there with -fsanitize=address: every one setup.py builds (the
-#      engine's and those each family folder lists in its _extensions.py).
+#      engine's and those each family folder lists in its _extensions.py). Test-only modules
+#      are built by their tests (tests/_buildext.py, into $CYPOOL_CACHE_DIR below);
+#      tests/box2d/_cr_check.pyx, over the CarRacing rasterisers, with -fsanitize=address too.
 #   3. Runs pytest from the copy with libasan preloaded (CPython itself is not instrumented),
 #      PYTHONMALLOC=malloc so that ASan sees Python's allocations too, and detect_leaks=0
 #      because CPython keeps its own allocations until exit. The extensions are built with

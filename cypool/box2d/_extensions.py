@@ -5,5 +5,4 @@ EXTENSIONS = [
     ("box2d", "cypool.box2d._lunar_lander", ["cypool/box2d/_lunar_lander.pyx"], {}),
     ("box2d", "cypool.box2d._bipedal_walker", ["cypool/box2d/_bipedal_walker.pyx"], {}),
     ("box2d", "cypool.box2d._car_racing", ["cypool/box2d/_car_racing.pyx"], {}),
-    ("box2d", "cypool.box2d._cr_check", ["cypool/box2d/_cr_check.pyx"], {}),
 ]

@@ -1,10 +1,13 @@
-"""The CarRacing rasterisers (cypool/box2d/_cr_*.h, reached through cypool.box2d._cr_check)
-against pygame-ce itself, bit for bit (np.array_equal, no tolerance), on seeded random cases:
-gfxdraw.aapolygon / filled_polygon / both and draw.polygon on random canvases (whole canvas,
-then written-row windows and upside-down views), and transform.smoothscale under pygame's SSE2
-backend through every smoothscale path this build and CPU offer (auto, scalar, sse2, avx2),
-straight and with the source read bottom row first."""
+"""The CarRacing rasterisers (cypool/box2d/_cr_*.h, reached through _cr_check.pyx, a test-only
+module this file builds) against pygame-ce itself, bit for bit (np.array_equal, no tolerance),
+on seeded random cases: gfxdraw.aapolygon / filled_polygon / both and draw.polygon on random
+canvases (whole canvas, then written-row windows and upside-down views), and
+transform.smoothscale under pygame's SSE2 backend through every smoothscale path this build
+and CPU offer (auto, scalar, sse2, avx2), straight and with the source read bottom row
+first."""
 import os
+import sys
+from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
@@ -16,7 +19,41 @@ import pygame.gfxdraw  # noqa: E402
 import pygame.surfarray  # noqa: E402
 import pygame.transform  # noqa: E402
 
-from cypool.box2d import _cr_check as crc  # noqa: E402
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+from _buildext import build_extension, import_built  # noqa: E402
+
+# _cr_check.pyx is no part of the package: it is built here over the headers cypool.box2d is
+# built from, as setup.py's box2d_ext builds cypool.box2d._car_racing, which includes them
+# (its compiler flags and Cython directives; no Box2D and no OpenMP: the rasterisers use
+# neither), and instrumented under tools/sanitize.sh as the package's extensions are there.
+BOX2D = HERE.parents[1] / "cypool" / "box2d"
+CFLAGS = ["-O3", "-ffp-contract=off", "-fno-math-errno", "-std=gnu++14",
+          "-fno-tree-slp-vectorize"]
+LDFLAGS = []
+if os.environ.get("CYPOOL_SANITIZER") == "asan":
+    CFLAGS += ["-fsanitize=address", "-fsanitize-recover=address", "-fno-omit-frame-pointer",
+               "-g"]
+    LDFLAGS += ["-fsanitize=address"]
+DIRECTIVES = dict(language_level=3, boundscheck=False, wraparound=False, initializedcheck=False,
+                  nonecheck=False, cdivision=True, embedsignature=True)
+
+
+def build_cr_check():
+    """Compile _cr_check.pyx (cached per source, headers, flags and cypool version; in
+    $CYPOOL_CACHE_DIR/test-cr-check, default ~/.cache/cypool) and import it."""
+    headers = b"".join(h.read_bytes() for h in sorted(BOX2D.glob("_cr_*.h")))
+    cache = Path(os.environ.get("CYPOOL_CACHE_DIR", Path.home() / ".cache" / "cypool"))
+    out = build_extension(
+        "_cr_check", HERE / "_cr_check.pyx",
+        dict(include_dirs=[str(BOX2D)], language="c++", extra_compile_args=CFLAGS,
+             extra_link_args=LDFLAGS),
+        cache / "test-cr-check", key_extra=headers + repr((CFLAGS, LDFLAGS)).encode(),
+        directives=DIRECTIVES)
+    return import_built("_cr_check", out)
+
+
+crc = build_cr_check()
 
 OPS = ["aapolygon", "filled", "both", "draw"]  # the first three are gfxdraw, "draw" draw.polygon
 N_WHOLE = 1500    # cases per op, whole canvas

@@ -3,12 +3,15 @@ gymnasium renders under MUJOCO_GL=osmesa (render() and from_pixels, on two worke
 too); unset tries EGL, then OSMesa when EGL has no driver; "egl" is EGL only; "glfw" and
 anything else are a clear ValueError; no GL library at all is a clear RuntimeError naming the
 packages to install, never an abort; one backend per process (MuJoCo resolves its GL
-functions once per process), a second one is refused.
+functions once per process), a second one is refused. A GL context that would not fit under
+the address-space limit or in the available memory is a clean MemoryError, never a crash
+inside Mesa; MUJOCO_GL cannot break ``import cypool`` or pools that do not render.
 
 gymnasium picks its backend when it first renders and MuJoCo fixes its GL functions for the
 whole process, so every case runs in a fresh interpreter with the variable set."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -16,6 +19,8 @@ import textwrap
 import pytest
 
 import cypool
+
+SLOW = 4 if os.environ.get("CYPOOL_SANITIZER") else 1
 
 PRELUDE = textwrap.dedent(r"""
     import json, os, threading
@@ -300,3 +305,132 @@ def test_other_mujoco_gl_values_are_a_value_error(monkeypatch, value, match):
             cypool.make_vec("Hopper-v5", 1, from_pixels=True, width=16, height=16)
     finally:
         env.close()
+
+
+# ---------------------------------------------------------------------- scripts without RESULT
+# a fresh interpreter without MUJOCO_GL and PYOPENGL_PLATFORM but for `env`'s; `pre` runs
+# before cypool is imported
+SCRIPT_PRELUDE = textwrap.dedent(r"""
+    import os, signal, sys, time
+    import numpy as np
+    import cypool
+""")
+
+
+def _run_script(body, env=None, timeout=120 * SLOW, pre=""):
+    full = dict(os.environ)
+    full.pop("MUJOCO_GL", None)
+    full.pop("PYOPENGL_PLATFORM", None)
+    full.update(env or {})
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(pre) + SCRIPT_PRELUDE +
+                          textwrap.dedent(body)], env=full,
+                         capture_output=True, text=True, timeout=timeout)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+
+# ---------------------------------------------------------------------- memory pressure
+MEMORY_SCRIPT = textwrap.dedent(r"""
+    import resource, sys
+    limit = int(float(sys.argv[1]) * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    import numpy as np
+    import cypool
+    try:
+        pix = cypool.make_vec("Hopper-v5", 4, from_pixels=True, width=84, height=84,
+                              num_threads=2)
+        pix.reset(seed=0)
+        pix.step(np.zeros((4, 3)))
+        env = cypool.make_vec("Hopper-v5", 2, num_threads=1, render_mode="rgb_array")
+        env.reset(seed=0)
+        env.render()
+        print("RESULT ok", flush=True)
+    except MemoryError as e:
+        assert "memory" in str(e) and "GL context" in str(e), e
+        print("RESULT clean", flush=True)
+""")
+
+
+@pytest.mark.skipif(os.environ.get("CYPOOL_SANITIZER") == "asan",
+                    reason="AddressSanitizer reserves terabytes of address space for its shadow "
+                           "memory: a process under RLIMIT_AS cannot start with it")
+def test_gl_contexts_under_an_address_space_limit_never_crash():
+    """Under RLIMIT_AS values spanning the range where Mesa used to die (SIGSEGV in
+    mjr_makeContext, SIGABRT from LLVM), each run works or raises cypool's MemoryError;
+    with room enough it works."""
+    limits = ["0.8", "1.0", "1.1", "1.2", "1.3", "1.5", "2.0"] * 2
+    procs = [(lim, subprocess.Popen([sys.executable, "-c", MEMORY_SCRIPT, lim],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)) for lim in limits[:7]]
+    results = []
+    for rnd in range(2):
+        for lim, p in procs:
+            try:
+                out, err = p.communicate(timeout=180 * SLOW)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                pytest.fail(f"RLIMIT_AS {lim} GB: hung")
+            assert p.returncode >= 0, (f"RLIMIT_AS {lim} GB: killed by "
+                                       f"{signal.Signals(-p.returncode).name}\n{err[-2000:]}")
+            assert p.returncode == 0, f"RLIMIT_AS {lim} GB:\n{out}{err[-2000:]}"
+            results.append((lim, out.split("RESULT ")[-1].strip()))
+        if rnd == 0:
+            procs = [(lim, subprocess.Popen([sys.executable, "-c", MEMORY_SCRIPT, lim],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            text=True)) for lim in limits[7:]]
+    assert all(r in ("ok", "clean") for _, r in results), results
+    assert [r for lim, r in results if lim == "2.0"] == ["ok", "ok"], results
+    assert [r for lim, r in results if lim == "0.8"] == ["clean", "clean"], results
+
+
+# ---------------------------------------------------------------------- MUJOCO_GL at import
+# a machine without libOSMesa, as PyOpenGL (which mujoco's import uses) sees it
+NO_OSMESA = r"""
+    import ctypes
+    _cdll_init = ctypes.CDLL.__init__
+    def _no_osmesa(self, name, *args, **kwargs):
+        if name and "OSMesa" in str(name):
+            raise OSError(f"{name}: cannot open shared object file (simulated)")
+        _cdll_init(self, name, *args, **kwargs)
+    ctypes.CDLL.__init__ = _no_osmesa
+"""
+
+
+@pytest.mark.parametrize("gl", ["bogus", "osmesa", "osmesa-no-lib", "glfw", "egl"])
+def test_mujoco_gl_cannot_break_import_or_pools_that_do_not_render(gl):
+    """Whatever MUJOCO_GL says (a bad value; osmesa where libOSMesa is missing), import
+    cypool and making and stepping CartPole, Atari and MuJoCo pools work; the first MuJoCo
+    render gives cypool's clear error for a bad value."""
+    pre = NO_OSMESA if gl == "osmesa-no-lib" else ""
+    gl = gl.replace("-no-lib", "")
+    out = _run_script(r"""
+        import gymnasium
+        gl = os.environ["MUJOCO_GL"]
+        cp = cypool.make_vec("CartPole-v1", 2, num_threads=1)
+        cp.reset(seed=0)
+        cp.step(np.zeros(2, np.int64))
+        try:
+            pong = cypool.make_vec("Pong-v5", 2, num_threads=1)
+        except ImportError:          # cypool built without ALE
+            pass
+        else:
+            pong.reset(seed=0)
+            pong.step(np.zeros(2, np.int64))
+        hop = cypool.make_vec("Hopper-v5", 2, num_threads=1, render_mode="rgb_array")
+        hop.reset(seed=0)
+        hop.step(np.zeros((2, 3)))
+        cypool.make_population("Hopper-v5", 2, 1, num_threads=1).reset(seed=0)
+        cypool.show_config(file=open(os.devnull, "w"))
+        try:
+            hop.render()
+        except ValueError as e:
+            assert gl in ("bogus", "glfw") and "MUJOCO_GL" in str(e), e
+        except RuntimeError as e:
+            assert gl in ("osmesa", "egl") and "cannot render MuJoCo" in str(e), e
+        else:
+            assert gl in ("osmesa", "egl"), gl
+        print("ok")
+    """, env={"MUJOCO_GL": gl}, pre=pre)
+    assert out.strip().endswith("ok"), out

@@ -1,6 +1,7 @@
 # distutils: language = c++
-"""The CarRacing rasterisers (_cr_*.h) callable from Python, so that tests can compare them
-with pygame; not a public API.
+"""The CarRacing rasterisers (cypool/box2d/_cr_*.h) callable from Python, so that tests can
+compare them with pygame. Test-only: tests/box2d/test_cr_rasterisers.py builds it (cached) with
+the flags setup.py builds cypool.box2d's extensions with; it is not part of the package.
 
 ``gfx_polygon`` and ``draw_polygon`` draw on a C-contiguous uint32 canvas of shape (h, w)
 (pixels 0x00RRGGBB, as a ``pygame.Surface((w, h))``), seen either as it is or upside down
