@@ -61,11 +61,20 @@ def _rate(env, seconds, seed=0):
             return steps * env.num_envs / (now - start)
 
 
+# pip's names of the modules the references import
+_PIP_NAMES = {"cv2": "opencv-python-headless"}
+
+
 def _measure(label, make, seconds, out):
     print(f"  {label} ...", end="", file=out, flush=True)
     try:
         env = make()
-    except Exception as e:                         # a missing optional package, say
+    except ImportError as e:                       # a reference's package is missing
+        name = (e.name or "").split(".")[0]
+        fix = f"pip install {_PIP_NAMES.get(name, name)}" if name else "pip install ."
+        print(f" n/a ({type(e).__name__}: {e}; fix: {fix})", file=out, flush=True)
+        return None
+    except Exception as e:
         print(f" n/a ({type(e).__name__}: {e})", file=out, flush=True)
         return None
     if env is None:
@@ -82,12 +91,12 @@ def _measure(label, make, seconds, out):
 def speed_table(env_ids, num_envs, seconds, out=sys.stdout):
     """Measure each id with cypool and with gymnasium; print and return the rows
     ``(env_id, cypool rate, gymnasium rate or None)``."""
-    import cypool
+    from cypool.make import make_vec
 
     rows = []
     for env_id in env_ids:
         ours = _measure(f"{env_id} cypool.make_vec({num_envs} envs)",
-                        lambda: cypool.make_vec(env_id, num_envs), seconds, out)
+                        lambda: make_vec(env_id, num_envs), seconds, out)
         ref = _measure(f"{env_id} gymnasium SyncVectorEnv({num_envs} envs)",
                        lambda: _gym_vec(env_id, num_envs), seconds, out)
         rows.append((env_id, ours, ref))
@@ -122,10 +131,11 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     seconds = args.seconds if args.seconds is not None else (1.0 if args.quick else 2.5)
 
-    import cypool
+    from cypool.config import show_config
+    from cypool.registry import list_envs
 
-    cypool.show_config()
-    ids = ["Hopper-v5", "CartPole-v1"] + (["Pong-v5"] if "Pong-v5" in cypool.list_envs() else [])
+    show_config()
+    ids = ["Hopper-v5", "CartPole-v1"] + (["Pong-v5"] if "Pong-v5" in list_envs() else [])
     from cypool._threads import resolve_num_threads
 
     print(f"\nspeed run: {args.envs} envs ({resolve_num_threads(None, args.envs)} threads for "

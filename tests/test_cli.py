@@ -25,7 +25,8 @@ def test_quick_run_prints_config_and_speed_table():
     table = out[header:].splitlines()[1:]
     ids = ["Hopper-v5", "CartPole-v1"] + (["Pong-v5"] if "Pong-v5" in cypool.list_envs() else [])
     assert [line.split()[0] for line in table if line.strip()] == ids
-    for line in table[:2]:                          # the MuJoCo and the cheap env: numbers
+    assert "n/a" not in out        # the references come with cypool's dependencies
+    for line in table:                              # every row: numbers
         env_id, envs, ours, ref, ratio = line.split()
         assert envs == "4"
         assert float(ours.replace(",", "")) > 0 and float(ref.replace(",", "")) > 0
@@ -45,3 +46,21 @@ def test_console_script_points_at_main():
     assert module == "cypool.cli" and name == "main"
     from cypool.cli import main
     assert callable(main)
+
+
+def test_a_row_that_cannot_run_names_the_command_that_fixes_it():
+    import io
+
+    from cypool.cli import _measure
+
+    def missing(name):
+        def make():
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return make
+
+    for module, fix in (("cv2", "pip install opencv-python-headless"),
+                        ("imageio.v2", "pip install imageio")):
+        out = io.StringIO()
+        assert _measure("Pong-v5 gymnasium", missing(module), 0.1, out) is None
+        assert f"n/a (ModuleNotFoundError: No module named '{module}'; fix: {fix})" in \
+            out.getvalue()

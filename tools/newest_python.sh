@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # cypool on the newest supported Python (3.13) as a user installs it: a fresh venv, a plain
 # `pip install .` (not editable; ALE's build cache in ~/.cache/cypool is reused) and
-# nothing else, checked to run every family; then pytest (and imageio, which gymnasium's
-# MuJoCo reference envs import) and a smoke subset: each family's exactness against its
+# nothing else, checked to run every family and `cypool --quick` (every row measured); then
+# pytest and a smoke subset: each family's exactness against its
 # reference (classic control, toy text and MuJoCo against gymnasium, the Atari emulator
 # against ale-py's, gymnasium.make's one env against gymnasium's own).
 # Exit 77 (with the reason) when no Python 3.13 is found.
@@ -65,10 +65,14 @@ one.reset(seed=0)
 assert one.render().shape[-1] == 3
 one.close()
 ")
-# the tests' own needs: pytest, and imageio, which gymnasium's MuJoCo envs (the reference)
-# import (gymnasium[mujoco]); cypool itself runs without it (checked above)
-"$VPY" -m pip install -q pytest imageio
-if "$VPY" -m pip list --format=freeze | grep -qi -E "^(torch|envpool|ray|opencv)"; then
+# the first command (README): every row of its speed table filled on a plain install
+(cd "$WORK" && "$WORK/venv/bin/cypool" --quick --seconds 0.3 --envs 4 | tee "$WORK/first.txt")
+if grep -q "n/a" "$WORK/first.txt"; then
+    echo "newest_python.sh: python -m cypool left a row unmeasured on a plain install"; exit 1
+fi
+# the tests' own needs: pytest
+"$VPY" -m pip install -q pytest
+if "$VPY" -m pip list --format=freeze | grep -qi -E "^(torch|envpool|ray)"; then
     echo "newest_python.sh: the venv holds a test extra; it must not"; exit 1
 fi
 # PYTHONSAFEPATH: the working directory (the checkout) is not put on sys.path
