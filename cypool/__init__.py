@@ -1,8 +1,7 @@
 """cypool: vectorized RL environments stepped by Cython nogil loops over OpenMP threads."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
+from cypool._version import __version__
 from cypool.errors import ClosedEnvError, CypoolError, EngineError
 from cypool.vector import VectorEnv
 from cypool.registration import list_envs, register_all as _register_all

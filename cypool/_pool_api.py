@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 import gymnasium as gym
 
-from cypool._validate import check_limit, parse_env_ids
+from cypool._validate import check_limit, gym_id, parse_env_ids
 
 STATE_FORMAT = "cypool.VectorEnv state 1"
 _READ_ONLY = ("spec", "render_mode", "metadata", "np_random", "num_envs", "env_id")
@@ -34,12 +34,13 @@ def _per_env(values, n, name):
 
 class PoolApiMixin:
     """Mixed into cypool.VectorEnv (which sets `pool`, a cypool._core.pool.Pool, and
-    `_make_args`).
+    `_make_args` and `_rebuild`).
 
     copy.copy, copy.deepcopy and pickle all give an independent pool in the same state
     (never a second handle on the same pool)."""
 
     _make_args = None
+    _rebuild = None
 
     # ------------------------------------------------------------------ attributes
     def _kwarg_names(self):
@@ -83,8 +84,6 @@ class PoolApiMixin:
             raise self._unknown(name)
 
     def _env_spec(self, i):
-        from cypool.registration import gym_id
-
         try:
             base = gym.spec(gym_id(self.env_id))
         except (gym.error.Error, ValueError):
@@ -216,7 +215,7 @@ class PoolApiMixin:
     def __reduce_ex__(self, protocol):
         with self._lock:
             self._check_open()
-            if self._make_args is None:
+            if self._make_args is None or self._rebuild is None:
                 raise TypeError("cypool: only pools made by cypool.make_vec can be pickled "
                                 "or copied")
             state = self.get_state() if self._has_reset else None
@@ -224,13 +223,13 @@ class PoolApiMixin:
                         "env_kw": [dict(k) for k in self.pool.env_kw],
                         "limits": self.pool.limits(), "state": state,
                         "has_reset": self._has_reset}
-        return (_restore, (snapshot,))
+        return (self._rebuild, (snapshot,))
 
     def __deepcopy__(self, memo):
         snapshot = self.__reduce_ex__(4)[1][0]
         import copy as _copy
 
-        return _restore(_copy.deepcopy(snapshot, memo))
+        return self._rebuild(_copy.deepcopy(snapshot, memo))
 
     def __copy__(self):
         return self.__deepcopy__({})
@@ -272,36 +271,3 @@ def check_snapshot(snapshot, keys, n=None):
         if not every:
             raise ValueError(f"cypool: the snapshot's state must hold every env (0..{n - 1}), "
                              f"got env ids {ids!r:.80}")
-
-
-def _restore(snapshot):
-    """Unpickling: a new pool made as the original was, each env given its own kwargs, time
-    limit and state; its next step is the one the original would have taken. The snapshot is
-    checked first (an edited pickle must not leave an env stepping with no state)."""
-    import cypool
-
-    check_snapshot(snapshot, ("make", "env_kw", "limits", "state", "has_reset"))
-    make = dict(snapshot["make"])
-    task_kwargs = make.pop("task_kwargs")
-    env = cypool.make_vec(**make, **task_kwargs)
-    try:
-        n = env.num_envs
-        check_snapshot(snapshot, (), n)
-        for name in ("env_kw", "limits"):
-            v = snapshot[name]
-            if not isinstance(v, (list, tuple)) or len(v) != n:
-                raise ValueError(f"cypool: the snapshot's {name} must be a list of {n}, got "
-                                 f"{v!r:.80}")
-        pool = env.pool
-        for i, (kw, lim) in enumerate(zip(snapshot["env_kw"], snapshot["limits"])):
-            if not isinstance(kw, dict):
-                raise ValueError(f"cypool: the snapshot's env_kw[{i}] must be a dict")
-            pool.configure(i, kw)              # an unchanged setting changes nothing
-            if pool.limits()[i] != lim:
-                pool.set_limit(i, lim)
-        if snapshot["state"] is not None:
-            env.set_state(snapshot["state"])   # every env (checked above): has_reset
-    except BaseException:
-        env.close()
-        raise
-    return env

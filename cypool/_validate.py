@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -161,6 +163,13 @@ def check_count(name: str, v, low: int, high: int, loop: str) -> int:
     return v
 
 
+def loop_count(low: int, high: int, loop: str) -> Interval:
+    """check_count's rule as a kwarg kind: an int in [low, high] that drives a native loop
+    (``loop`` says which), its error saying why the bound exists."""
+    return Interval("int", low, high, note=f"it is the number of {loop}, run natively "
+                    f"without a Ctrl-C check; no real use needs more than {high}")
+
+
 def check_num_envs(num_envs, name: str = "num_envs") -> int:
     """A pool size: an int in [1, MAX_NUM_ENVS] (TypeError / ValueError)."""
     return check_int(name, num_envs, 1, MAX_NUM_ENVS, closed_high=True)
@@ -286,10 +295,46 @@ def env_id_of(env_id) -> str:
     ``cypool.registration.gym_id``), and ``cypool/dm_control/cheetah-run-v0``, the form
     gymnasium refuses, name ``Hopper-v5`` and ``dm_control/cheetah-run-v0``."""
     if not isinstance(env_id, str):
-        raise TypeError(f"env_id must be a str, got {type(env_id).__name__}")
+        what = type(env_id).__name__
+        hint = ""
+        spec = getattr(env_id, "spec", None)
+        if getattr(spec, "id", None):       # a gymnasium env (or vector env) made already
+            hint = (f": cypool makes the envs itself from an id, e.g. "
+                    f"cypool.make_vec({spec.id!r}, num_envs) instead of passing a {what}")
+        raise TypeError(f"env_id must be a str (an id of cypool.list_envs()), got {what}"
+                        f"{hint}")
     if env_id.startswith("cypool/") or env_id.startswith("cypool-") and "/" in env_id:
         return env_id[len("cypool/"):]
     return env_id
+
+
+def gym_id(env_id: str) -> str:
+    """The id ``gymnasium.make``/``gymnasium.make_vec`` take for cypool's ``env_id``.
+
+    ``cypool/<env_id>`` for an id without a namespace (``gym_id("Hopper-v5") ==
+    "cypool/Hopper-v5"``); for an id with one, the ``/`` after ``cypool`` becomes ``-``:
+    ``gym_id("dm_control/cartpole-swingup-v0") == "cypool-dm_control/cartpole-swingup-v0"``
+    (gymnasium allows one namespace per id, so ``cypool/dm_control/...`` is malformed to it).
+    The name after the last ``/`` is the cypool id's own, and no id without a namespace can
+    land in a ``cypool-<namespace>`` one, so the two forms never collide. A ValueError if
+    gymnasium cannot parse the result (e.g. a namespace holding '.')."""
+    if not isinstance(env_id, str) or not env_id:
+        raise TypeError(f"gym_id: env_id must be a non-empty str, got {env_id!r}")
+    ns, sep, name = env_id.rpartition("/")
+    want_ns = f"cypool-{ns}" if sep else "cypool"
+    out = f"{want_ns}/{name}"
+    from gymnasium.envs.registration import parse_env_id
+    from gymnasium.error import Error
+
+    try:
+        parsed_ns = parse_env_id(out)[0]
+    except Error:
+        parsed_ns = None
+    if parsed_ns != want_ns:
+        raise ValueError(f"gym_id: cypool's id {env_id!r} has no gymnasium form ({out!r} is "
+                         "not one gymnasium parses); make it with cypool.make_vec or "
+                         "cypool.SingleEnv")
+    return out
 
 
 def env_kwargs_list(env_kwargs, n):
@@ -323,6 +368,10 @@ def _kind_number(v):
     return float(v) if is_number(v) else None
 
 
+def _kind_real(v):
+    return v if is_number(v) else None
+
+
 def _kind_str(v):
     return v if isinstance(v, str) else None
 
@@ -332,6 +381,9 @@ KWARG_KINDS = {
     "bool": (_kind_bool, "a bool"),
     "int": (_kind_int, "an int"),
     "number": (_kind_number, "a number"),
+    # a number kept as given: for values whose type the env computes in (MuJoCo's
+    # healthy_reward: an int gives gymnasium's int64 info)
+    "real": (_kind_real, "a number"),
     "str": (_kind_str, "a str"),
     "any": (lambda v: v, "anything"),
 }
@@ -350,15 +402,191 @@ def kind_of_default(default) -> str:
     return "any"
 
 
-def check_kwarg(env_id, name, value, default, kind=None):
-    """``value`` of kwarg ``name`` converted to its kind (bool, int, float, str; "any" as it
-    is), or a TypeError naming the env and the kwarg. A None value is accepted where the
-    default is None."""
-    kind = kind or kind_of_default(default)
-    if value is None and default is None:
-        return None
+def _convert(env_id, name, value, kind):
     convert, what = KWARG_KINDS[kind]
     out = convert(value)
     if out is None and kind != "any":
         raise TypeError(f"{env_id}: {name} must be {what}, got {value!r}")
     return out
+
+
+_BRACKETS = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}
+
+
+def _bound_ok(b) -> bool:
+    return b is None or is_number(b)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A kwarg kind with bounds (``Kwarg(default, kind=Interval(...))``): a value of
+    ``kind`` between ``low`` and ``high``, as scikit-learn's ``Interval`` constraint.
+
+    kind
+        ``"int"`` (an int or numpy integer, not a bool; the env gets an int), ``"number"`` (a
+        real number, not a bool; the env gets a float) or ``"real"`` (a real number, not a
+        bool, kept as given: for values whose type the env computes in). A ``"number"`` or
+        ``"real"`` value must be finite (NaN and infinities are a ValueError).
+    low, high
+        The bounds; None: no bound on that side.
+    closed
+        Which bounds the interval holds: ``"both"`` (``[low, high]``), ``"left"``
+        (``[low, high)``), ``"right"`` (``(low, high]``) or ``"neither"``.
+    what
+        Optional name of what the values are, for the error (``"a probability"``: "p is a
+        probability and must be in [0, 1], got 1.5").
+    note
+        Optional reason the error ends with (why the bound exists).
+
+    A value of another kind is a TypeError; one outside the interval a ValueError naming the
+    env, the kwarg, the bound it crosses, the interval and the value.
+    """
+
+    kind: str
+    low: Any = None
+    high: Any = None
+    _: KW_ONLY
+    closed: str = "both"
+    what: str | None = None
+    note: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("int", "number", "real"):
+            raise ValueError(f"Interval kind must be 'int', 'number' or 'real', got "
+                             f"{self.kind!r}")
+        if not (_bound_ok(self.low) and _bound_ok(self.high)):
+            raise TypeError(f"Interval bounds must be numbers or None, got {self.low!r}, "
+                            f"{self.high!r}")
+        if self.closed not in _BRACKETS:
+            raise ValueError(f"Interval closed must be one of {list(_BRACKETS)}, got "
+                             f"{self.closed!r}")
+        if any(b is not None and not math.isfinite(b) for b in (self.low, self.high)):
+            raise ValueError("Interval bounds must be finite (None: no bound)")
+        if self.low is not None and self.high is not None and not self.low <= self.high:
+            raise ValueError(f"Interval low must be <= high, got {self.low!r}, {self.high!r}")
+
+    def __str__(self):
+        """The interval as the errors write it: ``[1, 1000]``, ``>= 0``, ``(-12, 0)``."""
+        left, right = _BRACKETS[self.closed]
+        if self.low is not None and self.high is not None:
+            return f"{left}{self.low}, {self.high}{right}"
+        if self.low is not None:
+            return f"{'>=' if left == '[' else '>'} {self.low}"
+        if self.high is not None:
+            return f"{'<=' if right == ']' else '<'} {self.high}"
+        return "any"
+
+    def _fault(self, v):
+        """None when ``v`` (of the kind) lies in the interval, else what it must be."""
+        if self.kind != "int" and not is_int(v) and not math.isfinite(v):
+            both = self.low is not None and self.high is not None
+            return "a finite number" + (f" in {self}" if both else "" if str(self) == "any"
+                                        else f" {self}")
+        left, right = _BRACKETS[self.closed]
+        if self.low is not None and (v < self.low if left == "[" else v <= self.low):
+            return f"{'>=' if left == '[' else '>'} {self.low}"
+        if self.high is not None and (v > self.high if right == "]" else v >= self.high):
+            return f"{'<=' if right == ']' else '<'} {self.high}"
+        return None
+
+    def check(self, env_id, name, value):
+        """``value`` converted to the kind and checked (TypeError / ValueError)."""
+        out = _convert(env_id, name, value, self.kind)
+        fault = self._fault(out)
+        if fault is None:
+            return out
+        both = self.low is not None and self.high is not None
+        if self.what is not None:        # the whole interval: "is a probability and must be"
+            want = f"in {self}" if both else "a finite number" if str(self) == "any" else str(
+                self)
+            msg = f"{env_id}: {name} is {self.what} and must be {want}, got {value!r}"
+        else:                            # the bound crossed, then the interval
+            msg = f"{env_id}: {name} must be {fault}, got {value!r}"
+            if both and not fault.startswith("a finite"):
+                msg += f" (allowed: {self})"
+        raise ValueError(msg + (f": {self.note}" if self.note else ""))
+
+
+@dataclass(frozen=True)
+class Options:
+    """A kwarg kind of a closed set of values (``Kwarg(default, kind=Options(...))``), as
+    scikit-learn's ``StrOptions``.
+
+    values
+        The values taken (any equal value: ``Options(("cypool", "envpool"))``,
+        ``Options((False,))``); kept as a tuple.
+    kind
+        The kind a value must have first (a TypeError otherwise): a name of ``KWARG_KINDS``
+        (its value is converted, as that kind converts it); None: the kind every one of
+        ``values`` has (``"bool"``, ``"int"``, ``"number"``, ``"str"``; else ``"any"``);
+        ``"any"``: no type check, anything that equals none of the values is a ValueError.
+    note
+        Optional reason the error ends with.
+
+    A value equal to none of them is a ValueError naming the env, the kwarg, the options and
+    the value. A bool never equals an int option, nor an int a bool one.
+    """
+
+    values: tuple
+    _: KW_ONLY
+    kind: str | None = None
+    note: str | None = None
+
+    def __post_init__(self):
+        if isinstance(self.values, (str, bytes)) or not isinstance(
+                self.values, (tuple, list, set, frozenset)):
+            raise TypeError(f"Options values must be a tuple (or list or set) of values, got "
+                            f"{self.values!r}")
+        values = tuple(self.values)
+        if not values:
+            raise ValueError("Options needs at least one value")
+        kinds = {kind_of_default(v) for v in values}
+        kind = self.kind if self.kind is not None else (kinds.pop() if len(kinds) == 1
+                                                         else "any")
+        if kind not in KWARG_KINDS:
+            raise ValueError(f"Options kind must be one of {sorted(KWARG_KINDS)} or None, got "
+                             f"{kind!r}")
+        for v in values:
+            if kind != "any" and KWARG_KINDS[kind][0](v) is None:
+                raise TypeError(f"Options value {v!r} is not of kind {kind!r}")
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "kind", kind)
+
+    def _holds(self, v) -> bool:
+        flag = isinstance(v, (bool, np.bool_))
+        for o in self.values:
+            if isinstance(o, (bool, np.bool_)) != flag:
+                continue
+            try:
+                if bool(o == v):
+                    return True
+            except (TypeError, ValueError):     # e.g. an array compared elementwise
+                continue
+        return False
+
+    def check(self, env_id, name, value):
+        """``value`` converted to the kind and checked (TypeError / ValueError)."""
+        out = _convert(env_id, name, value, self.kind)
+        if self._holds(out):
+            return out
+        want = (f"{self.values[0]!r}" if len(self.values) == 1
+                else f"one of {list(self.values)}")
+        raise ValueError(f"{env_id}: {name} must be {want}, got {value!r}"
+                         + (f": {self.note}" if self.note else ""))
+
+
+KWARG_CONSTRAINTS = (Interval, Options)
+
+
+def check_kwarg(env_id, name, value, default, kind=None):
+    """``value`` of kwarg ``name`` converted to its kind (bool, int, float, str; "real" and
+    "any" as it is) and checked against its constraint (an :class:`Interval` or
+    :class:`Options` kind), or a TypeError (a value of another kind) / ValueError (outside
+    the constraint) naming the env and the kwarg. A None value is accepted where the default
+    is None."""
+    kind = kind or kind_of_default(default)
+    if value is None and default is None:
+        return None
+    if isinstance(kind, KWARG_CONSTRAINTS):
+        return kind.check(env_id, name, value)
+    return _convert(env_id, name, value, kind)

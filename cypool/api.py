@@ -70,13 +70,15 @@ import numpy as np
 from cypool import registry
 from cypool._core.spec import (Built, EnvPoolNames, FamilySpec, InfoKey, Kwarg, SpecFamily,
                                check_pool_class, check_spec, complete_kwargs)
-from cypool._validate import check_int, is_int
+from cypool._validate import Interval, Options, check_int, is_int
 from cypool._core._engine import (state_bool, state_bytes, state_dict,  # noqa: F401
                                   state_float, state_int, state_seq)
 
 __all__ = ["API_VERSION", "register_env", "register_spec", "unregister_env", "FamilySpec",
-           "Kwarg", "InfoKey", "EnvPoolNames", "Built", "registered_spec", "envpool_ids", "extension_kwargs", "cython_directives", "get_include",
-           "state_int", "state_float", "state_bool", "state_bytes", "state_seq", "state_dict"]
+           "Kwarg", "Interval", "Options", "InfoKey", "EnvPoolNames", "Built",
+           "registered_spec", "envpool_ids", "extension_kwargs", "cython_directives",
+           "get_include", "state_int", "state_float", "state_bool", "state_bytes", "state_seq",
+           "state_dict"]
 
 API_VERSION = 1
 
@@ -263,8 +265,10 @@ def _same(a, b) -> bool:
 
 def register_spec(spec: FamilySpec, *, replace: bool = False) -> None:
     """Serve ``spec.env_id`` as ``spec`` says (:class:`FamilySpec`: kwargs with kinds and
-    scopes, Box/Discrete/MultiDiscrete spaces and Tuple/Dict observations, info keys of
-    several columns and gymnasium's dtypes, spaces from kwargs, a render hook). The spec and
+    scopes, the kinds' bounds included (:class:`Interval`, :class:`Options`: ``Kwarg(10,
+    kind=Interval("int", 1, 1000))``), Box/Discrete/MultiDiscrete spaces and Tuple/Dict
+    observations, info keys of several columns and gymnasium's dtypes, spaces from kwargs, a
+    render hook). The spec and
     its default kwargs are checked before anything is registered; a registration that fails
     after that (gymnasium's own checks) is taken back: all or nothing. The same spec again
     is a no-op; another one for a served id raises ValueError unless ``replace=True``

@@ -23,22 +23,23 @@ def show_config(file=None) -> dict:
 
     import numpy
 
-    import cypool
-    from cypool import _numpy_blas, registry
+    from cypool._numpy_blas import ROUTINE
+    from cypool.registry import families
     from cypool._core import _openmp
+    from cypool._version import __version__
     from cypool._threads import usable_cores
 
     cfg = {
-        "cypool": cypool.__version__,
+        "cypool": __version__,
         "built_with_openmp": _openmp.built_with_openmp(),
         "openmp_version": _openmp.openmp_version(),
         "omp_max_threads": _openmp.omp_max_threads(),
         "usable_cores": usable_cores(),
         "cython": _openmp.cython_version(),
         "numpy": numpy.__version__,
-        "numpy_dot": _numpy_blas.ROUTINE.describe(),
+        "numpy_dot": ROUTINE.describe(),
     }
-    for entry in registry.families():
+    for entry in families():
         if entry.config is not None:
             cfg.update(entry.config())
     out = file or sys.stdout

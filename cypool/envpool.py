@@ -46,8 +46,8 @@ their v5 values; the classic-control and toy-text dynamics are gymnasium's, exac
 C++ ports (their ``std::mt19937`` draws, Blackjack's card order and "any ace" ``obs[2]``,
 FrozenLake's slip rule); EnvPool options that select another variant (Pendulum's
 ``version=0``, FrozenLake sizes other than 4 and 8) are refused, and EnvPool's
-``Pendulum-v0``, ``Catch-v0`` and ``NChain-v0`` are not served; ``from_pixels=True`` (with ``render_width``, ``render_height``,
-``render_camera_id``) gives EnvPool's channels-first ``(3, H, W)`` uint8 observations, the
+``Pendulum-v0``, ``Catch-v0`` and ``NChain-v0`` are not served; ``from_pixels=True`` (with
+``render_width``, ``render_height``, ``render_camera_id``) gives EnvPool's channels-first ``(3, H, W)`` uint8 observations, the
 frames of gymnasium's renderer; ``make_dm`` (dm_env) and ``render()`` are not offered;
 ``xla()`` is cypool's (:mod:`cypool.xla`, through ``jax.ffi``). Invalid
 options raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
@@ -57,15 +57,14 @@ from __future__ import annotations
 import collections
 import difflib
 import warnings
-import weakref
 
 import numpy as np
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
-import cypool
 from cypool._validate import check_int, check_pool_size
 from cypool.errors import ClosedEnvError
+from cypool.make import make_vec
 from cypool.registry import family_for, spec_of, specs
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
@@ -82,69 +81,10 @@ COMMON = dict(num_envs=1, batch_size=0, num_threads=0, max_num_players=1,
 PIXELS = dict(render_width=84, render_height=84, render_camera_id=-1)
 
 
-def __getattr__(name):
-    """``MUJOCO_V5_ONLY``: ``{EnvPool id: its version switches}`` of the MuJoCo v5 specs, read from
-    their EnvPool names (kept for scripts that listed EnvPool's MuJoCo ids with it)."""
-    if name == "MUJOCO_V5_ONLY":
-        return {eid: dict(spec.envpool.variants) for eid, spec in _served().items()
-                if spec.envpool.family == "Mujoco" and eid.endswith("-v5")}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_BASE_PATH = __import__("os").path.dirname(__file__)   # EnvPool: its assets directory (cypool/)
 
 
-_BASE_PATH = __import__("os").path.dirname(cypool.__file__)   # EnvPool: its assets directory
-
-
-# EnvPool 1.2.5 ids of the families above that no cypool env runs, and why
-_NOT_SERVED = {
-    "Pendulum-v0": "EnvPool's Pendulum-v0 runs gym 0.21's Pendulum (version=0), which "
-                   "gymnasium and cypool do not have; use Pendulum-v1",
-    "Catch-v0": "EnvPool's Catch-v0 (bsuite's Catch) has no gymnasium or cypool env",
-    "NChain-v0": "EnvPool's NChain-v0 (gym 0.x's NChain) has no gymnasium or cypool env",
-}
-_NOT_SERVED["phys2d/Pendulum-v0"] = _NOT_SERVED["Pendulum-v0"]
-_PUSHER = ("EnvPool's Pusher-v2 and -v4 options are gymnasium's Pusher-v4, which runs only on "
-           "mujoco < 3 (gymnasium refuses it on mujoco >= 3, and so does cypool); use Pusher-v5")
-_NOT_SERVED.update({
-    "Pusher-v4": _PUSHER, "Pusher-v2": _PUSHER,
-    "Humanoid-v3": "EnvPool's Humanoid-v3 adds a contact cost (use_contact_force=True) that "
-                   "no gymnasium Humanoid with its observation has; use Humanoid-v4 (no "
-                   "contact cost) or Humanoid-v5",
-})
 _LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
-# EnvPool 1.2.5's dm_control suite (envpool/mujoco/dmc/registration.py), whose ids are
-# <Domain><Task>-v1 (each "_"-separated word capitalised): the tasks cypool serves are listed
-# through their family's EnvPool names; the others are refused by name (_dmc_refusal)
-_DMC_SUITE = {
-    "acrobot": ("swingup", "swingup_sparse"), "ball_in_cup": ("catch",),
-    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse", "three_poles",
-                 "two_poles"),
-    "cheetah": ("run",), "dog": ("fetch", "run", "stand", "trot", "walk"),
-    "finger": ("spin", "turn_easy", "turn_hard"), "fish": ("swim", "upright"),
-    "hopper": ("hop", "stand"), "humanoid": ("run", "run_pure_state", "stand", "walk"),
-    "humanoid_CMU": ("run", "stand", "walk"), "lqr": ("lqr_2_1", "lqr_6_2"),
-    "manipulator": ("bring_ball", "bring_peg", "insert_ball", "insert_peg"),
-    "pendulum": ("swingup",), "point_mass": ("easy", "hard"),
-    "quadruped": ("escape", "fetch", "run", "walk"), "reacher": ("easy", "hard"),
-    "stacker": ("stack_2", "stack_4"), "swimmer": ("swimmer6", "swimmer15"),
-    "walker": ("run", "stand", "walk"),
-}
-
-
-def _dmc_id(domain, task):
-    def camel(name):
-        return "".join(g[:1].upper() + g[1:] for g in name.split("_"))
-    return f"{camel(domain)}{camel(task)}-v1"
-
-
-def _dmc_refusal(task_id):
-    """Why EnvPool's dm_control id ``task_id`` is not served (None: not such an id)."""
-    for domain, tasks in _DMC_SUITE.items():
-        for task in tasks:
-            if _dmc_id(domain, task) == task_id:
-                return (f"{task_id} is EnvPool's dm_control {domain} {task}, which cypool does "
-                        f"not serve yet (as dm_control/{domain}-{task}-v0; docs/dm_control.md "
-                        f"lists the served tasks)")
-    return None
 
 
 def _served() -> dict:
@@ -155,6 +95,15 @@ def _served() -> dict:
         if spec.envpool is not None:
             for eid in (*spec.envpool.ids, *spec.envpool.aliases):
                 out.setdefault(eid, spec)
+    return out
+
+
+def _refused() -> dict:
+    """``{EnvPool id: why cypool does not serve it}`` of every spec's EnvPool names."""
+    out = {}
+    for _, spec in specs():
+        if spec.envpool is not None:
+            out.update(spec.envpool.refused)
     return out
 
 
@@ -192,9 +141,7 @@ def _family(task_id):
     spec = served.get(task_id)
     if spec is not None:
         return spec
-    if task_id in _NOT_SERVED:
-        raise ValueError(f"{task_id} is not served: {_NOT_SERVED[task_id]} ({_LISTED})")
-    why = _dmc_refusal(task_id)
+    why = _refused().get(task_id)
     if why is not None:
         raise ValueError(f"{why} ({_LISTED})")
     try:
@@ -319,7 +266,7 @@ def make_spec(task_id: str, **kwargs) -> EnvSpec:
     family, cfg, make, task, _ = _config(task_id, kwargs)
     pixels = task.pop("from_pixels", False)
     task.pop("channels_first", None)
-    pool = cypool.make_vec(make["env_id"], 1, num_threads=1, **task)   # checks the options
+    pool = make_vec(make["env_id"], 1, num_threads=1, **task)   # checks the options
     try:
         obs, act = _spaces(pool, family)
     finally:
@@ -364,7 +311,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def __init__(self, task_id, family, cfg, make, task, seeds):
         try:
-            self.pool = cypool.make_vec(**make, **task)
+            self.pool = make_vec(**make, **task)
         except (TypeError, ValueError) as exc:
             # an option error names the env by cypool's id (CliffWalking-v1): name EnvPool's
             own = f"{make['env_id']}:"
@@ -400,8 +347,9 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         self.render_mode = None
         self.spec = EnvSpec(task_id, cfg, obs, act)
 
-    def _check_open(self):
-        """The pool's own error would name cypool's id (Taxi-v4 for Taxi-v3)."""
+    def check_open(self):
+        """ClosedEnvError once closed (naming EnvPool's id: the pool's own error would name
+        cypool's, Taxi-v4 for Taxi-v3)."""
         if self.pool.closed:
             raise ClosedEnvError(f"cypool.envpool: this {self.task_id} env is closed")
 
@@ -510,7 +458,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     # ------------------------------------------------------------------ API
     def reset(self, env_id=None, *, seed=None, options=None):
         """The rows of ``env_id`` (default: every env) after a reset: ``(obs, info)``."""
-        self._check_open()
+        self.check_open()
         if seed is not None:
             warnings.warn("EnvPool seeds are fixed when the environment is created "
                           "(make(..., seed=)); the seed passed to reset() is ignored",
@@ -545,7 +493,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def step(self, action, env_id=None):
         """``send`` then ``recv``: the 5-tuple of the envs stepped (sync) or of the first
         ``batch_size`` to finish (async)."""
-        self._check_open()
+        self.check_open()
         if self.is_async:
             self.send(action, env_id)
             return self.recv()
@@ -556,19 +504,27 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def _action(self, action):
         """Atari actions go to the pool as given: it checks their dtype (integers; floats
         are refused, never truncated) and values (in [0, n)) before any cast, as make_vec's
-        pools do, so a 2**32 + 1 cannot wrap into action 1."""
-        if not isinstance(action, np.ndarray):
-            raise TypeError(f"action must be a numpy array, got {type(action).__name__}")
-        return action
+        pools do, so a 2**32 + 1 cannot wrap into action 1. An array-like (a jax.Array, a
+        list) is taken as numpy converts it, exactly (its own dtype)."""
+        if isinstance(action, np.ndarray):
+            return action
+        try:
+            a = np.asarray(action)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"action must be an array (numpy's, or one numpy converts), got "
+                            f"{type(action).__name__}: {exc}") from None
+        if a.dtype == object:
+            raise TypeError(f"action must be an array of numbers, got {type(action).__name__}")
+        return a
 
     def send(self, action, env_id=None):
-        self._check_open()
+        self.check_open()
         if not self._started:
             raise RuntimeError("call reset() or async_reset() before send()")
         self.pool.send(self._action(action), self._ids(env_id))
 
     def recv(self, reset: bool = False, return_info: bool = True):
-        self._check_open()
+        self.check_open()
         out = self.pool.recv()
         ids = out[4]["env_id"].astype(np.int64)
         obs, rew, term, trunc, info = self._step_result(out, ids)
@@ -578,7 +534,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def async_reset(self):
         """Reset every env; the next ``recv()`` returns the first ``batch_size`` of them."""
-        self._check_open()
+        self.check_open()
         self.pool.async_reset(seed=self._first_seeds())
 
     def seed(self, seed=None):
@@ -594,50 +550,25 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         from cypool.xla import make_xla
         return make_xla(self, envpool=True)
 
-    def native_port(self) -> "EnvPoolPort":
-        """This env as ``cypool.xla``'s handler sees it: see :class:`EnvPoolPort`."""
-        return EnvPoolPort(self)
-
-    def close(self, **kwargs):
-        self.pool.close()
-
-
-class EnvPoolPort:
-    """What ``cypool.xla`` uses of an :class:`EnvPoolEnv` beyond its public API: its open
-    check (naming EnvPool's id) and its result types. Holds the env weakly."""
-
-    __slots__ = ("_ref",)
-
-    def __init__(self, env: EnvPoolEnv):
-        self._ref = weakref.ref(env)
-
-    def env(self) -> EnvPoolEnv | None:
-        """The env, or None once it was garbage-collected."""
-        return self._ref()
-
-    def _live(self) -> EnvPoolEnv:
-        env = self._ref()
-        if env is None:
-            raise ReferenceError("cypool: the env behind this port was garbage-collected")
-        return env
-
-    def check_open(self) -> None:
-        self._live()._check_open()
-
+    # what cypool.xla reads to lay out its results (and check_open)
     @property
     def reward_dtype(self):
-        return self._live()._names.reward_dtype
+        """The dtype of EnvPool's reward arrays."""
+        return self._names.reward_dtype
 
-    def info(self, ids) -> dict:
-        """EnvPool's info dict for the rows ``ids`` (every key, no masks)."""
-        return self._live()._info({}, ids)
+    def info_rows(self, ids) -> dict:
+        """EnvPool's info dict for the rows ``ids`` of the pool's last results (every key,
+        no masks)."""
+        return self._info({}, ids)
 
     def obs_zeros(self, b: int):
         """Zeros of a batch of ``b`` observations as ``step()`` returns them: the pool's
         observation assembly (an array, or a Dict's/Tuple's dict/tuple of arrays) on zero
         arrays of its engine's output shapes, through EnvPool's conversion (its dtypes,
         Blackjack's Box). Reads no env state."""
-        env = self._live()
-        inner = env.pool.native_port()
-        obs = inner.obs(inner.engine.outputs, lambda a: np.zeros((b,) + a.shape[1:], a.dtype))
-        return env._obs(obs)
+        pool = self.pool.pool
+        return self._obs(pool.obs(pool.engine.outputs,
+                                  lambda a: np.zeros((b,) + a.shape[1:], a.dtype)))
+
+    def close(self, **kwargs):
+        self.pool.close()

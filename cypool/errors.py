@@ -41,3 +41,25 @@ def check_known_kwargs(env_id, kwargs, allowed):
             close = difflib.get_close_matches(k, list(allowed), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise TypeError(f"{env_id} got an unexpected keyword argument '{k}'{hint}")
+
+
+class WorkerDiedError(CypoolError, RuntimeError):
+    """A Ray actor holding some of the envs died (killed, out of memory, node lost).
+
+    ``worker`` is the actor's index, ``env_ids`` the global ids of the envs it held and
+    ``cause`` Ray's own message. The env cannot continue: ``close()`` it and make a new one.
+    """
+
+    def __init__(self, worker: int, env_ids, cause: str = ""):
+        self.worker = int(worker)
+        self.env_ids = [int(i) for i in env_ids]
+        self.cause = cause
+        lo, hi = self.env_ids[0], self.env_ids[-1] + 1
+        msg = (f"cypool: Ray worker {self.worker} holding envs [{lo}, {hi}) died; this "
+               "VectorEnv cannot continue: close() it and make a new one")
+        if cause:
+            msg += f" (Ray: {cause})"
+        super().__init__(msg)
+
+    def __reduce__(self):
+        return type(self), (self.worker, self.env_ids, self.cause)

@@ -34,7 +34,7 @@ from gymnasium.vector.utils import batch_space
 from cypool.errors import ClosedEnvError
 from cypool._pool_api import check_snapshot
 from cypool._validate import MAX_SEED, check_int, check_limit, check_seed, is_int, parse_seeds
-from cypool.make import request
+from cypool.build import request
 from cypool._core.pool import map_obs, read_only
 from cypool.vector import VectorEnv
 

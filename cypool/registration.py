@@ -12,11 +12,11 @@ import functools
 
 import gymnasium as gym
 
+from cypool._validate import gym_id
 from cypool.registry import family_for, list_envs
 
 __all__ = ["default_max_episode_steps", "list_envs", "gym_id", "register_id", "register_all"]
 
-PREFIX = "cypool"       # gymnasium's namespace of the un-namespaced ids; "cypool-<ns>" the others
 
 
 def default_max_episode_steps(env_id: str):
@@ -31,7 +31,7 @@ def _make_single(env_id, **kwargs):
 
 
 def _make_vec(env_id, *args, **kwargs):
-    from cypool import make_vec
+    from cypool.make import make_vec
 
     return make_vec(env_id, *args, **kwargs)
 
@@ -53,34 +53,6 @@ def check_env_id(env_id, where: str) -> str:
                          f"registered as 'cypool/<env_id>'): use letters, digits, '_', '.', "
                          "':' and '-', optionally ending in -v<version>, e.g. 'MyEnv-v0'")
     return env_id
-
-
-def gym_id(env_id: str) -> str:
-    """The id ``gymnasium.make``/``gymnasium.make_vec`` take for cypool's ``env_id``.
-
-    ``cypool/<env_id>`` for an id without a namespace (``gym_id("Hopper-v5") ==
-    "cypool/Hopper-v5"``); for an id with one, the ``/`` after ``cypool`` becomes ``-``:
-    ``gym_id("dm_control/cartpole-swingup-v0") == "cypool-dm_control/cartpole-swingup-v0"``
-    (gymnasium allows one namespace per id, so ``cypool/dm_control/...`` is malformed to it).
-    The name after the last ``/`` is the cypool id's own, and no id without a namespace can
-    land in a ``cypool-<namespace>`` one, so the two forms never collide. A ValueError if
-    gymnasium cannot parse the result (e.g. a namespace holding '.')."""
-    if not isinstance(env_id, str) or not env_id:
-        raise TypeError(f"gym_id: env_id must be a non-empty str, got {env_id!r}")
-    ns, sep, name = env_id.rpartition("/")
-    want_ns = f"{PREFIX}-{ns}" if sep else PREFIX
-    out = f"{want_ns}/{name}"
-    from gymnasium.envs.registration import parse_env_id
-
-    try:
-        parsed_ns = parse_env_id(out)[0]
-    except gym.error.Error:
-        parsed_ns = None
-    if parsed_ns != want_ns:
-        raise ValueError(f"gym_id: cypool's id {env_id!r} has no gymnasium form ({out!r} is "
-                         "not one gymnasium parses); make it with cypool.make_vec or "
-                         "cypool.SingleEnv")
-    return out
 
 
 def register_id(env_id: str) -> None:

@@ -26,7 +26,6 @@ import os
 import threading
 import time
 import weakref
-from typing import Any
 
 import numpy as np
 import gymnasium as gym
@@ -79,12 +78,13 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
 
     def __init__(self, family, *, env_id: str, seed=None, autoreset_mode="next_step",
                  copy: bool = True, batch_size: int | None = None, seeder=None,
-                 env_kwargs=None, make_args=None):
+                 env_kwargs=None, make_args=None, rebuild=None):
         """``seeder(i, seed)``: installs env i's random stream for an int seed, or for None
         when the env has none yet (default: the family's ``seed_env`` if it has one, else a
         PCG64 seeded as gymnasium seeds); populations pass their own. ``env_kwargs``: each
         env's complete task kwargs when they differ from the family's; ``make_args``: how
-        ``make_vec`` built the pool (what pickling rebuilds it from)."""
+        ``make_vec`` built the pool and ``rebuild(snapshot)`` what pickling rebuilds it with
+        (:func:`cypool.build.restore`)."""
         self._closed = True                      # until construction succeeds (see __del__)
         self._parent_pid = None                  # set in a forked child: the pool's owner
         self._lock = threading.RLock()           # one caller at a time mutates the pool
@@ -111,6 +111,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
         parse_seeds(self._default_seed, n, pool.seed_bound)
         self._has_reset = False
         self._make_args = None if make_args is None else dict(make_args)
+        self._rebuild = rebuild
         self._last_ids = None                    # ids of the last recv (async step() default)
         _LIVE.add(self)
         # sync: the caller steps envs too, so one thread fewer; async: the caller runs the policy
@@ -147,9 +148,8 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
         :meth:`step`, such as ``cypool.xla``'s handler, holds it too)."""
         return self._lock
 
-    @property
     def steppable(self) -> bool:
-        """Open and reset: :meth:`check_ready_to_step` would pass."""
+        """Open and reset: :meth:`check_ready_to_step` would pass (nothing is raised)."""
         return not self._closed and self._has_reset
 
     def _parse_seeds(self, seed):
@@ -425,11 +425,6 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
         from cypool.xla import make_xla
         return make_xla(self)
 
-    def native_port(self) -> "NativePort":
-        """This env as code that steps it outside :meth:`step` sees it (``cypool.xla``'s
-        handler): see :class:`NativePort`."""
-        return NativePort(self)
-
     def episode_statistics(self, copy: bool = True):
         """Per-env episode statistics kept by the native loop: the running return and length,
         the last finished episode's return and length, finished episodes and env steps.
@@ -440,79 +435,6 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
                "last_return": e.last_return, "last_length": e.last_length,
                "episodes": e.episodes, "env_steps": e.env_steps}
         return {k: v.copy() if copy else read_only(v) for k, v in out.items()}
-
-
-class NativePort:
-    """What native code that runs a :class:`VectorEnv`'s step outside ``step()``
-    (``cypool.xla``) uses of the env: its Pool, ``step()``'s checks and lock. It holds the
-    env weakly and reads it at each call (a fork child's env gets a new lock)."""
-
-    __slots__ = ("_ref",)
-
-    def __init__(self, env: VectorEnv):
-        self._ref = weakref.ref(env)
-
-    def env(self) -> VectorEnv | None:
-        """The env, or None once it was garbage-collected."""
-        return self._ref()
-
-    def _live(self) -> VectorEnv:
-        env = self._ref()
-        if env is None:
-            raise ReferenceError("cypool: the env behind this port was garbage-collected")
-        return env
-
-    @property
-    def engine(self):
-        return self._live().pool.engine
-
-    @property
-    def family(self):
-        return self._live().pool.family
-
-    @property
-    def info_layout(self) -> list:
-        """(key, column, width, dtype, on_step, on_reset) of each info key (the Pool's)."""
-        return self._live().pool.info_layout
-
-    @property
-    def obs_structure(self):
-        """None for one observation array, else ("tuple", names) or ("dict", {key: name})."""
-        return self._live().pool.obs_structure
-
-    @property
-    def in_flight(self) -> np.ndarray:
-        """The Pool's per-env flags of envs sent and not yet received (a bool array)."""
-        return self._live().pool.in_flight
-
-    @property
-    def lock(self):
-        """The lock ``step()`` holds while it runs."""
-        return self._live().lock
-
-    def steppable(self) -> bool:
-        """Alive, open and reset: ``step()``'s checks would pass (nothing is raised)."""
-        env = self._ref()
-        return env is not None and env.steppable
-
-    def check_open(self) -> None:
-        self._live().check_open()
-
-    def check_ready_to_step(self) -> None:
-        """``step()``'s checks: open (ClosedEnvError) and reset (RuntimeError)."""
-        self._live().check_ready_to_step()
-
-    def check_failures(self) -> None:
-        """The EngineError ``step()`` raises for the envs whose last op failed, if any."""
-        self._live().pool.check_failures()
-
-    def obs(self, outputs, fn):
-        """The observation ``step()`` assembles from the engine's outputs, through ``fn``."""
-        return self._live().pool.obs(outputs, fn)
-
-    def info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
-        """The info dict ``step()`` builds from info kinds and rows."""
-        return self._live().pool.info_dict(kinds, mat, ids)
 
 
 _FORKING_PID = [None]     # the pid that called os.fork() (getppid() is racy if it exits)

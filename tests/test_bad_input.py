@@ -433,6 +433,14 @@ def test_unknown_id_names_close_matches():
         cypool.make_vec(5, 2)
 
 
+def test_an_env_object_instead_of_an_id_names_the_call_to_make():
+    env = gym.make("CartPole-v1")
+    with pytest.raises(TypeError, match=r"got TimeLimit: cypool makes the envs itself from an "
+                                        r"id, e\.g\. cypool\.make_vec\('CartPole-v1', num_envs\)"):
+        cypool.make_vec(env, 2)
+    env.close()
+
+
 def test_unknown_kwarg_is_type_error_naming_it():
     with pytest.raises(TypeError, match="ctrl_cost_wieght.*ctrl_cost_weight"):
         cypool.make_vec("Ant-v5", 2, ctrl_cost_wieght=0.1)

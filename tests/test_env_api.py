@@ -227,7 +227,7 @@ def _register(env_id, pool=StandInPool, **kw):
 
 def _nothing_registered(env_id):
     return (env_id not in cypool.list_envs() and f"cypool/{env_id}" not in gym.registry
-            and f"env:{env_id}" not in families._FAMILIES)
+            and f"env:{env_id}" not in {f.name for f in families.families()})
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def test_the_same_api_as_envpool(task):
         ours.close(), theirs.close()
 
 
-@pytest.mark.parametrize("task", sorted(cep.MUJOCO_V5_ONLY) + ["Pong-v5", "Breakout-v5"]
+@pytest.mark.parametrize("task", sorted(envpool_names.V5_ONLY) + ["Pong-v5", "Breakout-v5"]
                          + V4_IDS)
 def test_every_option_and_default_of_envpools_spec(task):
     mine = cep.make_spec(task).config._asdict()
@@ -286,3 +286,30 @@ def test_an_envpool_script_runs_unchanged_but_for_its_import(import_line, tmp_pa
                          timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "games" in out.stdout
+
+
+@pytest.mark.parametrize("task", ["CartPole-v1", "Hopper-v5", "Pong-v5"])
+def test_step_takes_jax_arrays_as_numpy_converts_them(task):
+    """ARLBench's io_callback partial resets pass jax.Arrays to step(action, env_id)."""
+    jnp = pytest.importorskip("jax.numpy", reason="jax is a test dependency")
+    envs = [cep.make_gymnasium(task, num_envs=3, seed=5) for _ in range(2)]
+    space = envs[0].action_space
+    space.seed(1)
+    for _ in range(3):
+        for e in envs:
+            e.reset()
+        a = np.stack([space.sample() for _ in range(3)])
+        ids = np.array([2, 0], np.int32)
+        j = jnp.asarray(a[ids])       # jax's dtype (float32 without x64), which numpy keeps
+        want = envs[0].step(np.asarray(j), ids)
+        got = envs[1].step(j, jnp.asarray(ids))
+        for x, y in zip(want[:4], got[:4]):
+            assert np.array_equal(x, y) and np.asarray(x).dtype == np.asarray(y).dtype
+        got = envs[1].step(a.tolist(), None)                 # a list: numpy's dtype for it
+        want = envs[0].step(np.asarray(a.tolist()))
+        for x, y in zip(want[:4], got[:4]):
+            assert np.array_equal(x, y)
+    with pytest.raises(TypeError, match="array of numbers"):
+        envs[0].step([object()] * 3)
+    for e in envs:
+        e.close()

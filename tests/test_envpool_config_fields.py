@@ -96,7 +96,7 @@ def test_car_racing_takes_lap_complete_percent(task):
     env = cep.make_gymnasium(task, num_envs=2, lap_complete_percent=0.5)
     try:
         assert env.config["lap_complete_percent"] == 0.5
-        assert env.pool.native_port().engine.lap_complete_percent.tolist() == [0.5, 0.5]
+        assert env.pool.pool.engine.lap_complete_percent.tolist() == [0.5, 0.5]
     finally:
         env.close()
 

@@ -80,10 +80,10 @@ def test_reloading_a_package_that_registers_at_import_is_a_no_op():
 def test_bad_family_registrations_register_nothing(kw, err, match):
     args = dict(name="hard-family", env_ids=lambda: ["HardFam-v0"], make=lambda *a: None)
     args.update(kw)
-    before = dict(families._FAMILIES)
+    before = families.families()
     with pytest.raises(err, match=match):
         families.register_family(args.pop("name"), **args)
-    assert families._FAMILIES == before
+    assert families.families() == before
     assert "HardFam-v0" not in cypool.list_envs()
 
 

@@ -34,7 +34,7 @@ INFO_STEP, INFO_RESET = INFO_KINDS["step"], INFO_KINDS["reset"]
 
 
 class Pool:
-    """The envs of one ``family`` (a :class:`cypool.registry.Family`) and their records.
+    """The envs of one ``family`` (a :class:`cypool._core.family.Family`) and their records.
 
     Attributes
     ----------

@@ -27,32 +27,49 @@ import gymnasium as gym
 import numpy as np
 
 from cypool.errors import check_known_kwargs
-from cypool._validate import (MAX_SEED, KWARG_KINDS, check_discrete_actions, check_int,
-                             check_kwarg, check_limit)
+from cypool._validate import (MAX_SEED, KWARG_CONSTRAINTS, KWARG_KINDS, Interval, Options,
+                             check_discrete_actions, check_int, check_kwarg, check_limit)
 
-__all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "FamilySpec", "Built", "SpecFamily", "obs_outputs",
-           "obs_structure"]
+__all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "NativeStep", "FamilySpec", "Built", "SpecFamily",
+           "obs_outputs", "obs_structure"]
 
 _LEAVES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete)
 
 
 @dataclass(frozen=True)
 class Kwarg:
-    """One constructor kwarg: its default, its kind (a name of
-    ``cypool._validate.KWARG_KINDS``; None: taken from the default's type) and its scope:
-    ``"env"`` (may differ per env: populations, ``env_kwargs``, ``set_attr``), ``"pool"``
-    (the same for every env of a pool: it changes the spaces or the pool's tables) or
-    ``"make"`` (how the pool is built, e.g. MuJoCo's render size: read from the make's
-    kwargs only, and no env's setting, so left out of each env's kwargs)."""
+    """One constructor kwarg: its default, its kind and its scope.
+
+    kind
+        A name of ``cypool._validate.KWARG_KINDS``: ``"bool"``, ``"int"`` (numpy integers
+        taken, converted to int), ``"number"`` (any real number, converted to float),
+        ``"real"`` (any real number, kept as given: for values whose type the env computes
+        in), ``"str"`` or ``"any"``; None: taken from the default's type. Or a constraint,
+        a kind that carries its bounds (scikit-learn's ``_parameter_constraints``):
+        :class:`cypool.api.Interval` (``Interval("int", 1, 1000)``,
+        ``Interval("number", -12, 0, closed="neither")``: an int or finite number in that
+        range) or :class:`cypool.api.Options` (``Options(("cypool", "envpool"))``: one
+        of those values). A value of another kind is a TypeError, one outside the constraint
+        a ValueError naming the env, the kwarg, the range or options and the value, checked
+        for every way an env gets kwargs (make_vec, ``env_kwargs``, populations,
+        ``set_attr``) before the spec's ``check_kwargs`` hook, which is left with what needs
+        code (checks across kwargs, maps, arrays). The default must satisfy its constraint.
+    scope
+        ``"env"`` (may differ per env: populations, ``env_kwargs``, ``set_attr``), ``"pool"``
+        (the same for every env of a pool: it changes the spaces or the pool's tables) or
+        ``"make"`` (how the pool is built, e.g. MuJoCo's render size: read from the make's
+        kwargs only, and no env's setting, so left out of each env's kwargs)."""
 
     default: Any
-    kind: str | None = None
+    kind: str | Interval | Options | None = None
     scope: str = "env"
 
     def __post_init__(self):
-        if self.kind is not None and self.kind not in KWARG_KINDS:
-            raise ValueError(f"Kwarg kind must be one of {sorted(KWARG_KINDS)}, got "
-                             f"{self.kind!r}")
+        if isinstance(self.kind, KWARG_CONSTRAINTS):    # "Kwarg: default must be >= 1, ..."
+            check_kwarg("Kwarg", "default", self.default, self.default, self.kind)
+        elif self.kind is not None and self.kind not in KWARG_KINDS:
+            raise ValueError(f"Kwarg kind must be one of {sorted(KWARG_KINDS)} or an Interval "
+                             f"or Options, got {self.kind!r}")
         if self.scope not in ("env", "pool", "make"):
             raise ValueError(f"Kwarg scope must be 'env', 'pool' or 'make', got "
                              f"{self.scope!r}")
@@ -148,6 +165,10 @@ class EnvPoolNames:
     aliases
         ``{EnvPool id: {option: default}}``: EnvPool's older ids of this env whose config is
         ``config`` with these defaults (MuJoCo's ``Ant-v3``: ``Ant-v4`` with contact forces).
+    refused
+        ``{EnvPool id: why}``: EnvPool ids of this env's family that cypool does not serve,
+        each with the sentence ``cypool.envpool`` refuses it with (saying what to use); specs
+        of one family may name the same id.
     """
 
     ids: tuple
@@ -166,6 +187,7 @@ class EnvPoolNames:
     info_all: bool = False
     family: str | None = None
     aliases: Mapping = field(default_factory=dict)
+    refused: Mapping = field(default_factory=dict)
 
     def __post_init__(self):
         if not isinstance(self.ids, (tuple, list)) or not all(
@@ -177,7 +199,7 @@ class EnvPoolNames:
         if len(set(self.ids)) != len(self.ids):
             raise ValueError(f"EnvPoolNames: ids repeat an id: {list(self.ids)}")
         object.__setattr__(self, "ids", tuple(self.ids))
-        for label in ("config", "kwargs", "info"):
+        for label in ("config", "kwargs", "info", "refused"):
             m = getattr(self, label)
             if not isinstance(m, Mapping) or not all(isinstance(k, str) for k in m):
                 raise TypeError(f"EnvPoolNames: {label} must be a dict with str keys, got {m!r}")
@@ -199,6 +221,10 @@ class EnvPoolNames:
             if not isinstance(over, Mapping) or not set(over) <= set(self.config):
                 raise ValueError(f"EnvPoolNames: aliases[{alias!r}] must set options of "
                                  f"config {sorted(self.config)}, got {over!r}")
+        for eid, why in self.refused.items():
+            if not eid or eid in self.ids or eid in self.aliases or not isinstance(why, str):
+                raise ValueError(f"EnvPoolNames: refused maps {eid!r} to {why!r}; it must map "
+                                 f"EnvPool ids (str) not served here to why (str)")
         for key, entry in self.info.items():
             if (not isinstance(entry, tuple) or len(entry) != 2
                     or not (isinstance(entry[0], str) or callable(entry[0]))):
@@ -236,6 +262,24 @@ def _dtype(d, label):
 
 
 @dataclass(frozen=True)
+class NativeStep:
+    """What ``env.xla()``'s native step (a whole ``step()`` in C, no Python frame) may do for
+    a family, beyond what its spec shows by itself.
+
+    actions
+        Its ``load_actions`` hook checks no more than the action space does, so the native
+        step may write actions straight into the engine's buffer: Discrete actions checked in
+        range, Box actions cast into the engine's ``act_f32`` buffer.
+    info_masks
+        ``((mask key, info key), ...)``: masks its ``extra_info`` narrows to the rows where
+        that info key's value is > 0 (Atari's ``_game_length``).
+    """
+
+    actions: bool = False
+    info_masks: tuple = ()
+
+
+@dataclass(frozen=True)
 class FamilySpec:
     """Everything about one env id.
 
@@ -244,7 +288,10 @@ class FamilySpec:
     observation_space, action_space
         One env's spaces, or the spaces of the default kwargs when ``spaces`` is given.
     kwargs
-        ``{name: Kwarg}``.
+        ``{name: Kwarg}``: each kwarg's default, kind and scope; a kind may carry the
+        kwarg's bounds (:class:`cypool.api.Interval`, :class:`cypool.api.Options`), checked
+        before ``check_kwargs``, which is left with what needs code (checks across kwargs,
+        maps, arrays).
     spaces
         Optional ``spaces(kwargs) -> (observation_space, action_space)`` for spaces that
         depend on pool-scope kwargs (a map's size).
@@ -269,6 +316,16 @@ class FamilySpec:
     configure
         ``configure(fam, ids, kwargs)``: give envs ``ids`` (int64) the complete, checked
         kwargs ``kwargs`` (default: the engine's ``configure(ids, kwargs)`` if it has one).
+    check_env_kwargs
+        ``check_env_kwargs(fam, kwargs)``: check one env's complete kwargs against what
+        ``build`` loaded (dm_control: ``n_sub_steps`` against the model's timestep).
+        ``fam.merged_kwargs`` calls it, so ``set_attr`` and populations refuse a setting
+        before any env changes.
+    set_max_episode_steps
+        ``set_max_episode_steps(fam, ids, limit)``: give envs ``ids`` the step limit
+        ``limit`` (0: none) where the family keeps a limit of its own that it combines with
+        it (dm_control's ``time_limit``: the episode ends at whichever comes first; default:
+        the engine's limit is ``limit``).
     load_actions
         ``load_actions(fam, actions, env_ids)``: check an action batch and copy it in
         (default: the action space's checks).
@@ -284,6 +341,10 @@ class FamilySpec:
     action_dtype_of
         ``action_dtype_of(fam, ids)``: the dtype of ``"action"`` info keys for envs ``ids``
         (None: every env).
+    native
+        A :class:`NativeStep`: what ``env.xla()``'s native step may do for a family with
+        ``load_actions`` or ``extra_info`` hooks (None: only what follows from the spec
+        alone: Discrete actions without a ``load_actions`` hook, info keys as laid out).
     """
 
     env_id: str
@@ -307,6 +368,9 @@ class FamilySpec:
     seed_bound: int | None = None
     extra_info: Callable | None = None
     action_dtype_of: Callable | None = None
+    native: NativeStep | None = None
+    check_env_kwargs: Callable | None = None
+    set_max_episode_steps: Callable | None = None
 
     def pool_class(self):
         if isinstance(self.pool, str):
@@ -327,7 +391,11 @@ class FamilySpec:
 @dataclass
 class Built:
     """What a spec's ``build`` hook made: the engine, and what depends on it (None: the
-    spec's own ``observation_space``, ``action_space``, ``info``, ``render_fps``)."""
+    spec's own ``observation_space``, ``action_space``, ``info``, ``render_fps``,
+    ``render``). ``obs_structure``: how the engine's outputs make an observation, for a
+    pool whose outputs are not one per leaf of the space (:func:`obs_structure`; None: they
+    are). ``render``: the pool's ``render(engine, ids, mode, kwargs)`` where it needs what
+    was loaded (dm_control's depth frames: the model's clipping planes)."""
 
     engine: Any
     observation_space: gym.Space | None = None
@@ -335,6 +403,8 @@ class Built:
     info: tuple | None = None
     render_fps: int | None = None
     state: Any = None
+    obs_structure: Any = None
+    render: Callable | None = None
 
 
 def check_pool_class(cls, where):
@@ -380,7 +450,8 @@ def check_spec(spec: FamilySpec) -> None:
                 raise TypeError(f"{where}: info key {key.name!r} must have a bool, integer "
                                 f"or float dtype (the kernels write info as doubles), got {d!r}")
     for label in ("check_kwargs", "spaces", "render", "build", "configure", "load_actions",
-                  "seed", "extra_info", "action_dtype_of"):
+                  "seed", "extra_info", "action_dtype_of", "check_env_kwargs",
+                  "set_max_episode_steps"):
         hook = getattr(spec, label)
         if hook is not None and not callable(hook):
             raise TypeError(f"{where}: {label} must be callable or None")
@@ -578,16 +649,21 @@ class SpecFamily:
         self.state = None
         self.metadata = spec.metadata
         info = spec.info
+        structure = None
+        self._render = spec.render
         if spec.build is not None:
             built = spec.build(self, num_envs, num_threads, max_episode_steps or 0, per_env)
             self.state = built.state
             engine = built.engine
             obs_space = built.observation_space or spec.observation_space
             act_space = built.action_space or spec.action_space
+            structure = built.obs_structure
             if built.info is not None:
                 info = built.info
             if built.render_fps is not None:
                 self.metadata = {**spec.metadata, "render_fps": built.render_fps}
+            if built.render is not None:
+                self._render = built.render
         else:
             if spec.spaces is not None:
                 obs_space, act_space = spec.spaces(dict(kw))
@@ -598,7 +674,7 @@ class SpecFamily:
         # each pool its own copies: seeding one pool's action_space leaves another's alone
         self.single_observation_space = copy.deepcopy(obs_space)
         self.single_action_space = copy.deepcopy(act_space)
-        self.obs_structure = obs_structure(obs_space)
+        self.obs_structure = structure or obs_structure(obs_space)
         self.info_keys = info = tuple(info)
         if spec.build is None:
             cls = spec.pool_class()
@@ -721,7 +797,10 @@ class SpecFamily:
         return per_env(None) if per_env is not None else self.single_action_space.dtype
 
     def merged_kwargs(self, kwargs):
-        return complete_kwargs(self.spec, kwargs)
+        kw = complete_kwargs(self.spec, kwargs)
+        if self.spec.check_env_kwargs is not None:
+            self.spec.check_env_kwargs(self, kw)
+        return kw
 
     def _apply(self, ids, kw):
         if self._configure is not None:
@@ -744,13 +823,17 @@ class SpecFamily:
 
     def set_max_episode_steps(self, ids, limit):
         """Truncation limit of envs ``ids`` from their next step: an int >= 1, or None for
-        the spec's registered limit (none: no limit)."""
+        the spec's registered limit (none: no limit); the spec's ``set_max_episode_steps``
+        hook combines it with a limit of the family's own."""
         ids = check_ids(ids, self.engine.num_envs)
         if limit is None:
             limit = self.spec.max_episode_steps or 0
         else:
             limit = check_limit(limit)
-        self.engine.set_max_episode_steps(ids, limit)
+        if self.spec.set_max_episode_steps is not None:
+            self.spec.set_max_episode_steps(self, ids, limit)
+        else:
+            self.engine.set_max_episode_steps(ids, limit)
 
     def load_actions(self, actions, env_ids=None):
         """Discrete and MultiDiscrete: integers in range (floats refused, never rounded). Box:
@@ -793,8 +876,8 @@ class SpecFamily:
             hook(mode)
 
     def render(self, ids):
-        return self.spec.render(self.engine, np.asarray(ids, np.int64), self.render_mode,
-                                self.kwargs)
+        return self._render(self.engine, np.asarray(ids, np.int64), self.render_mode,
+                            self.kwargs)
 
     def extra_info(self, info, kinds, ids):
         pass

@@ -61,12 +61,13 @@ import gymnasium as gym
 
 from cypool.atari import games
 from cypool.errors import check_known_kwargs
-from cypool._validate import (MAX_ATARI_FRAME_SKIP, MAX_ATARI_NOOP_MAX, MIN_ENV_BYTES,
-                              check_count, check_discrete_actions, check_number,
-                              check_pool_memory, is_int)
+from cypool._validate import (C_INT_END, MAX_ATARI_FRAME_SKIP, MAX_ATARI_NOOP_MAX,
+                              MIN_ENV_BYTES, Interval, Options, check_discrete_actions,
+                              check_kwarg, check_pool_memory, loop_count)
 from cypool.atari.resize import make_plan
 from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
-from cypool._core.spec import Built, EnvPoolNames, FamilySpec, InfoKey, Kwarg, SpecFamily
+from cypool._core.spec import (Built, EnvPoolNames, FamilySpec, InfoKey, Kwarg, NativeStep,
+                              SpecFamily)
 
 # EnvPool's Atari config (envpool/atari/atari_env.h, plus mode/difficulty of envpool 1.2.5),
 # so that an EnvPool user switches by changing the import. ram_info is cypool's: EnvPool
@@ -84,7 +85,6 @@ INFO_NAMES = {"cypool": ("raw_reward", "game_over"), "envpool": ("reward", "term
 MAX_EPISODE_STEPS = games.ENVPOOL_MAX_EPISODE_STEPS
 BOOL_OPTIONS = ("episodic_life", "zero_discount_on_life_loss", "reward_clip", "use_fire_reset",
                 "gray_scale", "full_action_space", "use_inter_area_resize", "ram_info")
-INT_OPTIONS = {"stack_num": 1, "frame_skip": 1, "noop_max": 0, "img_height": 1, "img_width": 1}
 # Options each env may set for itself; ENV_OPTIONS are the ones the pool holds in C
 # (zero_discount_on_life_loss is accepted and changes nothing).
 PER_ENV_OPTIONS = ENV_OPTIONS + ("zero_discount_on_life_loss",)
@@ -94,54 +94,40 @@ SHAPE_OPTIONS = ("stack_num", "img_height", "img_width", "gray_scale", "full_act
 RAW_H, RAW_W = 210, 160
 # Larger frames are refused: a stack of them per env would be a memory accident, not a choice.
 MAX_IMG = 4096
+_GAME_DEFAULT = "None or -1 is the game's default"
+# Each option's kind, bounds included: complete_kwargs checks (and converts: np.int64 ->
+# int, np.bool_ -> bool, a number -> float) every option by it before check_options.
+# mode and difficulty: None, -1 or one of the game's (checked against its ROM at build).
+OPTION_KINDS = dict(
+    {k: "bool" for k in BOOL_OPTIONS},
+    stack_num=Interval("int", 1, C_INT_END, closed="left"),     # a C int
+    # loops one env's step / reset runs natively, where Ctrl-C cannot stop them
+    frame_skip=loop_count(1, MAX_ATARI_FRAME_SKIP, "emulator frames per agent step"),
+    noop_max=loop_count(0, MAX_ATARI_NOOP_MAX, "no-op frames a reset may play"),
+    img_height=Interval("int", 1, MAX_IMG), img_width=Interval("int", 1, MAX_IMG),
+    repeat_action_probability=Interval("number", 0.0, 1.0),
+    mode=Interval("int", -1, None, note=_GAME_DEFAULT),
+    difficulty=Interval("int", -1, None, note=_GAME_DEFAULT),
+    # "any": a value that is no name is a ValueError, as any unknown name
+    info_keys=Options(tuple(INFO_NAMES), kind="any"),
+)
 
 
 def merge_kwargs(env_id: str, kwargs: dict) -> dict:
     """Validate the options (TypeError for a wrong type or unknown name, ValueError for an
     impossible value) and return them merged over the defaults, as plain Python values."""
     check_known_kwargs(env_id, kwargs, DEFAULTS)
-    kw = dict(DEFAULTS)
-    kw.update(kwargs)
-    return check_options(kw)
+    return check_options({k: check_kwarg(env_id, k, kwargs.get(k, d), d, OPTION_KINDS[k])
+                          for k, d in DEFAULTS.items()})
 
 
 def check_options(kw: dict) -> dict:
-    """The complete options ``kw`` checked and normalised (the spec's check_kwargs)."""
+    """The complete options ``kw``, each checked by its kind (OPTION_KINDS), normalised: mode
+    and difficulty None become -1, the game's default (the spec's check_kwargs)."""
     kw = dict(kw)
-    for k in BOOL_OPTIONS:
-        if not isinstance(kw[k], (bool, np.bool_)):
-            raise TypeError(f"{k} must be a bool, got {kw[k]!r}")
-        kw[k] = bool(kw[k])
-    for k, low in INT_OPTIONS.items():
-        v = kw[k]
-        if not is_int(v):
-            raise TypeError(f"{k} must be an int, got {v!r}")
-        if not low <= v < 2**31:
-            raise ValueError(f"{k} must be in [{low}, 2**31), got {v}")
-        kw[k] = int(v)
-    # loops one env's step / reset runs natively, where Ctrl-C cannot stop them
-    kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1, MAX_ATARI_FRAME_SKIP,
-                                   "emulator frames per agent step")
-    kw["noop_max"] = check_count("noop_max", kw["noop_max"], 0, MAX_ATARI_NOOP_MAX,
-                                 "no-op frames a reset may play")
-    if kw["info_keys"] not in INFO_NAMES:
-        raise ValueError(f"info_keys must be one of {sorted(INFO_NAMES)}, got "
-                         f"{kw['info_keys']!r}")
-    for k in ("img_height", "img_width"):
-        if kw[k] > MAX_IMG:
-            raise ValueError(f"{k} must be <= {MAX_IMG}, got {kw[k]}")
-    kw["repeat_action_probability"] = check_number("repeat_action_probability",
-                                                   kw["repeat_action_probability"], 0.0, 1.0)
     for k in ("mode", "difficulty"):
-        v = kw[k]
-        if v is None:
+        if kw[k] is None:
             kw[k] = -1
-        elif not is_int(v):
-            raise TypeError(f"{k} must be an int or None, got {v!r}")
-        elif v < -1:
-            raise ValueError(f"{k} must be >= 0 (or None / -1 for the game's default), got {v}")
-        else:
-            kw[k] = int(v)
     return kw
 
 
@@ -182,7 +168,8 @@ def game_spec(env_id: str) -> FamilySpec:
     spec = _SPECS.get(env_id)
     if spec is None:
         games.rom_of(env_id)                    # ValueError for an id that is no game
-        kwargs = {k: Kwarg(v, kind="any", scope="pool" if k in SHAPE_OPTIONS else "env")
+        kwargs = {k: Kwarg(v, kind=OPTION_KINDS[k],
+                           scope="pool" if k in SHAPE_OPTIONS else "env")
                   for k, v in DEFAULTS.items()}
         spec = _SPECS[env_id] = FamilySpec(
             env_id, AlePool, gym.spaces.Box(0, 255, (1,), np.uint8), gym.spaces.Discrete(1),
@@ -194,7 +181,10 @@ def game_spec(env_id: str) -> FamilySpec:
                                  fixed={"task": games.rom_of(env_id)}, info_all=True,
                                  family="Atari"),
             build=_build, configure=_configure, load_actions=_load_actions, seed=_seed,
-            extra_info=_extra_info)
+            extra_info=_extra_info,
+            # _load_actions checks indices in range; _extra_info's game masks
+            native=NativeStep(actions=True, info_masks=(("_game_length", "game_length"),
+                                                        ("_game_return", "game_length"))))
     return spec
 
 

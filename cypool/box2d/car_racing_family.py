@@ -7,14 +7,12 @@ kwargs as gymnasium's CarRacing: ``continuous`` (pool scope: it sets the action 
 """
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 
 import gymnasium as gym
 import numpy as np
 
-from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Kwarg
+from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Interval, Kwarg, Options
 from cypool.box2d._render import render_car_racing
 
 _MODULE = "cypool.box2d.registration"
@@ -28,17 +26,19 @@ def _spaces(kw):
     return obs, act
 
 
-def _check(kw):
+# lap_complete_percent: any finite number (outside (0, 1] a warning, from _warn)
+_PERCENT = Interval("number")
+_VERBOSE = Options((False,), note="gymnasium's verbose prints track-generation messages; "
+                   "cypool's kernels print nothing")
+
+
+def _warn(kw):
+    """A warning for a lap_complete_percent outside (0, 1] (the kinds check the values)."""
     p = kw["lap_complete_percent"]
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not math.isfinite(p):
-        raise ValueError(f"CarRacing: lap_complete_percent must be a finite number, got {p!r}")
     if not 0.0 < p <= 1.0:
         warnings.warn(f"CarRacing: lap_complete_percent={p} is outside (0, 1]: "
                       + ("a lap never completes by it (only by visiting every tile)" if p > 1
                          else "the first step ends the episode, as in gymnasium"), stacklevel=2)
-    if kw["verbose"]:
-        raise ValueError("CarRacing: verbose=True is not offered (gymnasium's verbose prints "
-                         "track-generation messages; cypool's kernels print nothing)")
 
 
 def _extra_info(fam, info, kinds, ids):
@@ -58,8 +58,9 @@ def car_racing_spec(env_id, envpool_ids):
     return FamilySpec(
         env_id, "cypool.box2d._car_racing:CarRacingPool", *_spaces({"continuous": True}),
         kwargs={"continuous": Kwarg(True, scope="pool"), "domain_randomize": Kwarg(False),
-                "lap_complete_percent": Kwarg(0.95), "verbose": Kwarg(False)},
-        max_episode_steps=1000, check_kwargs=_check, spaces=_spaces,
+                "lap_complete_percent": Kwarg(0.95, kind=_PERCENT),
+                "verbose": Kwarg(False, kind=_VERBOSE)},
+        max_episode_steps=1000, check_kwargs=_warn, spaces=_spaces,
         info=(InfoKey("lap_finished", np.float64, on_reset=False),),
         extra_info=_extra_info, render=render_car_racing, render_modes=("rgb_array",),
         render_fps=50, module=_MODULE,

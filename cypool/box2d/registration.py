@@ -14,7 +14,7 @@ import warnings
 import gymnasium as gym
 import numpy as np
 
-from cypool.api import EnvPoolNames, FamilySpec, Kwarg, register_spec
+from cypool.api import EnvPoolNames, FamilySpec, Interval, Kwarg, register_spec
 from cypool.box2d._render import render_bipedal_walker, render_lunar_lander
 from cypool.box2d.car_racing_family import car_racing_spec
 
@@ -31,16 +31,17 @@ def _ll_spaces(kw):
     return obs, act
 
 
-def _check_lunar_lander(kw):
-    g = kw["gravity"]
-    if not -12.0 < g < 0.0:
-        raise ValueError(f"LunarLander: gravity must be in (-12, 0) (gymnasium asserts it), "
-                         f"got {g}")
+# gravity in (-12, 0): gymnasium asserts it; the forces finite (bounds are only recommended)
+_GRAVITY = Interval("number", -12.0, 0.0, closed="neither", note="gymnasium asserts it")
+_FORCE = Interval("number", note="a NaN or infinite force fails Box2D's assertions in "
+                  "gymnasium")
+
+
+def _warn_lunar_lander(kw):
+    """gymnasium's warnings for forces outside its recommended ranges (the kinds check the
+    values)."""
     for name, high in (("wind_power", 20.0), ("turbulence_power", 2.0)):
         v = kw[name]
-        if not math.isfinite(v):
-            raise ValueError(f"LunarLander: {name} must be finite, got {v} (a NaN or infinite "
-                             "force fails Box2D's assertions in gymnasium)")
         if 0.0 > v or v > high:
             warnings.warn(f"LunarLander: {name} value is recommended to be between 0.0 and "
                           f"{high}, (current value: {v})", stacklevel=2)
@@ -50,10 +51,11 @@ def _lunar_lander(env_id, continuous, envpool_ids):
     return FamilySpec(
         env_id, "cypool.box2d._lunar_lander:LunarLanderPool",
         *_ll_spaces({"continuous": continuous}),
-        kwargs={"continuous": Kwarg(continuous, scope="pool"), "gravity": Kwarg(-10.0),
-                "enable_wind": Kwarg(False), "wind_power": Kwarg(15.0),
-                "turbulence_power": Kwarg(1.5)},
-        max_episode_steps=1000, check_kwargs=_check_lunar_lander, spaces=_ll_spaces,
+        kwargs={"continuous": Kwarg(continuous, scope="pool"),
+                "gravity": Kwarg(-10.0, kind=_GRAVITY), "enable_wind": Kwarg(False),
+                "wind_power": Kwarg(15.0, kind=_FORCE),
+                "turbulence_power": Kwarg(1.5, kind=_FORCE)},
+        max_episode_steps=1000, check_kwargs=_warn_lunar_lander, spaces=_ll_spaces,
         render=render_lunar_lander, render_modes=("rgb_array",), render_fps=50, module=_MODULE,
         envpool=EnvPoolNames(ids=envpool_ids, config=dict(max_episode_steps=1000,
                                                           reward_threshold=200.0)))

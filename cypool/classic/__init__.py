@@ -48,14 +48,12 @@ def _box(low, high):
 
 def _check_goal_velocity(kw):
     """goal_velocity is gymnasium's int 0 by default, and its type decides the type numpy
-    compares the car's velocity in: a Python number, a numpy float32, float64 or integer.
-    None (the registered default) is gymnasium's 0."""
+    compares the car's velocity in: a Python number, a numpy float32, float64 or integer
+    (its kind, "real", takes any number as given; the widths are checked here). None (the
+    registered default) is gymnasium's 0."""
     g = kw["goal_velocity"]
     if g is None:
         return {**kw, "goal_velocity": 0}
-    if not isinstance(g, (int, float, np.integer, np.floating)) or isinstance(
-            g, (bool, np.bool_)):
-        raise TypeError(f"goal_velocity must be a number, got {g!r}")
     if isinstance(g, np.floating) and g.dtype not in (np.float32, np.float64):
         # numpy would compare in that dtype (float16, longdouble): not reproduced
         raise TypeError(f"goal_velocity must be a Python number or a numpy float32, float64 "
@@ -63,6 +61,8 @@ def _check_goal_velocity(kw):
     return None
 
 
+# a number kept as given (numpy compares in its type); None: gymnasium's 0
+_GOAL_VELOCITY = dict(goal_velocity=Kwarg(None, kind="real"))
 _THETA = 12 * 2 * 3.141592653589793 / 360          # CartPoleEnv.theta_threshold_radians
 _CARTPOLE = dict(observation_space=_box((-4.8, -np.inf, -_THETA * 2, -np.inf),
                                         (4.8, np.inf, _THETA * 2, np.inf)),
@@ -76,8 +76,13 @@ def _acrobot_angles(engine, ids):
     return engine.states[ids, :2]
 
 
-def _envpool(*ids, info=None, **config):
-    return EnvPoolNames(ids=ids, config=config, info=info or {})
+def _envpool(*ids, info=None, refused=None, **config):
+    return EnvPoolNames(ids=ids, config=config, info=info or {}, refused=refused or {})
+
+
+# EnvPool 1.2.5's Pendulum-v0 ids, which no cypool env runs (refused by Pendulum-v1's names)
+_PENDULUM_V0 = ("{} is not served: EnvPool's Pendulum-v0 runs gym 0.21's Pendulum "
+                "(version=0), which gymnasium and cypool do not have; use Pendulum-v1")
 
 
 def _render(env_id, engine, ids, mode, kwargs):
@@ -99,14 +104,16 @@ _ENVS = {
     "MountainCar-v0": dict(
         pool="cypool.classic._mountain_car:MountainCarPool", max_episode_steps=200,
         observation_space=_box(*_MOUNTAIN_CAR_OBS), action_space=gym.spaces.Discrete(3),
-        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30,
+        kwargs=_GOAL_VELOCITY, check_kwargs=_check_goal_velocity, render_fps=30,
         envpool=_envpool("MountainCar-v0", max_episode_steps=200, reward_threshold=-110.0)),
     "Pendulum-v1": dict(
         pool="cypool.classic._pendulum:PendulumPool", max_episode_steps=200,
         observation_space=_box((-1.0, -1.0, -8.0), (1.0, 1.0, 8.0)),
         action_space=gym.spaces.Box(-2.0, 2.0, (1,), np.float32),
         kwargs=dict(g=10.0), render_fps=30,
-        envpool=_envpool("Pendulum-v1", max_episode_steps=200, version=1)),
+        envpool=_envpool("Pendulum-v1", max_episode_steps=200, version=1,
+                         refused={i: _PENDULUM_V0.format(i)
+                                  for i in ("Pendulum-v0", "phys2d/Pendulum-v0")})),
     "Acrobot-v1": dict(
         pool="cypool.classic._acrobot:AcrobotPool", max_episode_steps=500,
         observation_space=_box(tuple(-h for h in _ACROBOT), _ACROBOT),
@@ -117,7 +124,7 @@ _ENVS = {
         pool="cypool.classic._mountain_car_continuous:MountainCarContinuousPool",
         max_episode_steps=999, observation_space=_box(*_MOUNTAIN_CAR_OBS),
         action_space=gym.spaces.Box(-1.0, 1.0, (1,), np.float32),
-        kwargs=dict(goal_velocity=None), check_kwargs=_check_goal_velocity, render_fps=30,
+        kwargs=_GOAL_VELOCITY, check_kwargs=_check_goal_velocity, render_fps=30,
         envpool=_envpool("MountainCarContinuous-v0", max_episode_steps=999,
                          reward_threshold=90.0)),
 }
@@ -128,7 +135,8 @@ for _env_id, _spec in _ENVS.items():
     _spec = dict(_spec)
     register_spec(FamilySpec(
         _env_id, _spec.pop("pool"), _spec.pop("observation_space"), _spec.pop("action_space"),
-        kwargs={k: Kwarg(v) for k, v in _spec.pop("kwargs").items()},
+        kwargs={k: v if isinstance(v, Kwarg) else Kwarg(v)
+                for k, v in _spec.pop("kwargs").items()},
         render=partial(_render, _env_id), render_modes=("rgb_array",), module=_MODULE,
         **_spec))
 del _env_id, _spec

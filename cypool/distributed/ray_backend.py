@@ -36,9 +36,8 @@ import gymnasium as gym
 import ray
 from ray.exceptions import ObjectLostError, RayActorError, RayTaskError
 
-import cypool
-from cypool.distributed import WorkerDiedError
-from cypool.errors import ClosedEnvError, CypoolError, EngineError
+from cypool.build import make_local
+from cypool.errors import ClosedEnvError, CypoolError, EngineError, WorkerDiedError
 from cypool._validate import (check_int, check_number, check_seed, parse_env_ids,
                               parse_reset_options, parse_seeds)
 from cypool._core.pool import check_disabled, default_ids
@@ -75,8 +74,8 @@ class _PoolWorker:
             import_family(family_module)      # a family registered outside cypool
             if setup is not None:             # the family's own (a user's MuJoCo task)
                 setup()
-            self.env = cypool.make_vec(env_id, num_envs, num_threads=num_threads, copy=False,
-                                       **make_kwargs)
+            self.env = make_local(env_id, num_envs, num_threads=num_threads, copy=False,
+                                  **make_kwargs)
         except Exception as err:  # noqa: BLE001 - handed to the driver by describe()
             self.error = err
 

@@ -2,7 +2,8 @@
 :mod:`cypool.envpool`: EnvPool's ``<Domain><Task>-v1`` (``CheetahRun-v1``,
 ``BallInCupCatch-v1``: each ``_``-separated word capitalised) is cypool's
 ``dm_control/<domain>-<task>-v0``, for every task cypool serves (a task added to the family's
-SUITE gets its name here with no other change).
+SUITE gets its name here with no other change); EnvPool's other dm_control ids
+(``ENVPOOL_SUITE``) are refused by name.
 
 EnvPool's options: ``max_episode_steps`` (1000; cypool truncates there, with no dm_control
 time limit of its own, as EnvPool does), ``frame_skip`` (dm_control's ``n_sub_steps``),
@@ -16,9 +17,6 @@ key order, as EnvPool's; rewards float32 (EnvPool's), info ``env_id``, ``players
 ``std::mt19937`` draws.
 """
 from __future__ import annotations
-
-import dataclasses
-import functools
 
 import numpy as np
 
@@ -63,25 +61,36 @@ def _obs(obs):
     return obs
 
 
-@dataclasses.dataclass(frozen=True)
-class DmcEnvPoolSpec:
-    """What cypool.envpool reads of a dm_control id (the registry's ``spec`` hook): the
-    family is not described by a FamilySpec, so this carries only the EnvPool names."""
+# EnvPool 1.2.5's dm_control suite (envpool/mujoco/dmc/registration.py): its tasks that the
+# family does not serve are refused by name (envpool_names' refused)
+ENVPOOL_SUITE = {
+    "acrobot": ("swingup", "swingup_sparse"), "ball_in_cup": ("catch",),
+    "cartpole": ("balance", "balance_sparse", "swingup", "swingup_sparse", "three_poles",
+                 "two_poles"),
+    "cheetah": ("run",), "dog": ("fetch", "run", "stand", "trot", "walk"),
+    "finger": ("spin", "turn_easy", "turn_hard"), "fish": ("swim", "upright"),
+    "hopper": ("hop", "stand"), "humanoid": ("run", "run_pure_state", "stand", "walk"),
+    "humanoid_CMU": ("run", "stand", "walk"), "lqr": ("lqr_2_1", "lqr_6_2"),
+    "manipulator": ("bring_ball", "bring_peg", "insert_ball", "insert_peg"),
+    "pendulum": ("swingup",), "point_mass": ("easy", "hard"),
+    "quadruped": ("escape", "fetch", "run", "walk"), "reacher": ("easy", "hard"),
+    "stacker": ("stack_2", "stack_4"), "swimmer": ("swimmer6", "swimmer15"),
+    "walker": ("run", "stand", "walk"),
+}
 
-    env_id: str
-    envpool: EnvPoolNames
-    info: tuple = ()
 
-
-@functools.lru_cache(maxsize=None)
-def spec(env_id: str) -> DmcEnvPoolSpec:
-    from cypool.dm_control.family import parse_id
-
-    domain, task = parse_id(env_id)
+def envpool_names(domain: str, task: str, served: dict) -> EnvPoolNames:
+    """EnvPool's names of dm_control's ``domain`` ``task`` (its spec's ``envpool``);
+    ``served``: the family's ``{domain: tasks}``, whose complement in EnvPool's suite is
+    refused by name."""
     own = {"frame_skip": FRAME_SKIP[domain], "frame_stack": 1, "task_name": task}
-    names = EnvPoolNames(
+    refused = {envpool_id(d, t): f"{envpool_id(d, t)} is EnvPool's dm_control {d} {t}, which "
+                                 f"cypool does not serve yet (as dm_control/{d}-{t}-v0; "
+                                 f"docs/dm_control.md lists the served tasks)"
+               for d, tasks in ENVPOOL_SUITE.items() for t in tasks
+               if t not in served.get(d, ())}
+    return EnvPoolNames(
         ids=(envpool_id(domain, task),),
         config={"max_episode_steps": MAX_EPISODE_STEPS, **own},
         variants=own, convert=_convert, obs=_obs, pixels=True, action_dtype=np.float64,
-        reward_dtype=np.float32, family=f"Dmc{_camel(domain)}")
-    return DmcEnvPoolSpec(env_id, names)
+        reward_dtype=np.float32, family=f"Dmc{_camel(domain)}", refused=refused)

@@ -1,4 +1,5 @@
-"""The dm_control suite on cypool's MuJoCo engine: one pool of one task, built on MjPool.
+"""The dm_control suite on cypool's MuJoCo engine as specs: :func:`task_spec` is each id's
+:class:`cypool.api.FamilySpec`, whose build hook makes one pool of one task on MjPool.
 
 Env i after ``reset(seed=s)`` is ``suite.load(domain, task, task_kwargs={"random": s + i})``
 after its ``reset()``: each env's random stream is numpy's MT19937 seeded as
@@ -8,6 +9,7 @@ _dmc.pxd); the kernels replay dm_control's physics calls (``Physics.reset``,
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import math
@@ -16,6 +18,7 @@ import os
 import gymnasium as gym
 import numpy as np
 
+from cypool._core.spec import Built, FamilySpec, Kwarg
 from cypool._mujoco_import import import_mujoco
 from cypool._validate import (INT64_END, MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES,
                               check_pool_memory)
@@ -273,248 +276,249 @@ def step_limit(time_limit, timestep, n_sub):
     return max(1, math.ceil(limit))
 
 
-class DmcFamily:
-    """Everything the façade needs for one dm_control pool."""
+# ---------------------------------------------------------------------------- the spec
+@functools.lru_cache(maxsize=None)
+def task_spec(env_id):
+    """The FamilySpec of ``dm_control/<domain>-<task>-v0``: its kwargs, its hooks and its
+    EnvPool names (no model is loaded: ``build`` loads it)."""
+    from cypool.dm_control.envpool_names import envpool_names
 
-    seed_bound = 2 ** 32        # an env's seed seeds a RandomState (seed_env)
+    domain, task = parse_id(env_id)
+    # placeholders: build gives the spaces of the model it loads
+    box = gym.spaces.Box(-np.inf, np.inf, (1,), np.float64)
+    return FamilySpec(
+        env_id, "cypool.mujoco._pool:MjPool", box, box,
+        kwargs={k: Kwarg(v, kind="any", scope="env" if k in PER_ENV else "pool")
+                for k, v in KWARGS.items()},
+        check_kwargs=functools.partial(_check_kwargs, env_id, domain),
+        render=_render, render_modes=("rgb_array",),     # build binds it to the pool's model
+        envpool=envpool_names(domain, task, SUITE),
+        build=functools.partial(_build, domain=domain, task=task), configure=_configure,
+        load_actions=_load_actions, seed=_seed,
+        seed_bound=2 ** 32,         # an env's seed seeds a RandomState (_seed)
+        extra_info=_extra_info, check_env_kwargs=_check_env_kwargs,
+        set_max_episode_steps=_set_max_episode_steps)
 
-    def __init__(self, env_id, num_envs, num_threads, max_episode_steps, kwargs,
-                 member_kwargs=None):
-        from cypool.mujoco._pool import MjPool
 
-        domain, task = parse_id(env_id)
-        mod = domain_module(domain)
-        if task not in mod.TASKS:
-            raise ValueError(f"cypool: unknown dm_control task {env_id!r}")
-        kw = merge_kwargs(env_id, mod, dict(kwargs))
-        # per env (env_kwargs, populations): time_limit and environment_kwargs; the rest is the
-        # pool's (PER_ENV)
-        env_kw = None if member_kwargs is None else [
-            kw if not m else self._env_kwargs(env_id, mod, kw, {**kwargs, **m}, f"env {i}: ")
-            for i, m in enumerate(member_kwargs)]
-        path = mod.model_path(task, suite_dir()) if hasattr(mod, "model_path") else \
-            os.path.join(suite_dir(), f"{domain}.xml")
-        model = mujoco.MjModel.from_xml_path(path)
-        self.env_id, self._mod, self._task, self._model = env_id, mod, task, model
-        prm, layout, edits = mod.configure(model, task)
-        self._max_steps = max_episode_steps
-        n_sub, self._limit = self._steps(kw)
-        prm[0] = n_sub
-        if env_kw is not None:
-            steps = [self._steps(k) for k in env_kw]     # every env's checked before any
-        sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
-        obs_dim = sum(sizes)
-        env_models = task in getattr(mod, "ENV_MODEL_TASKS", ())
-        task_state = max(TASK_STATE, getattr(mod, "TASK_STATES", {}).get(task, TASK_STATE))
-        # the render settings are checked whether or not this pool renders (before any env)
-        width, height, camera_id = render_setup(env_id, model, kw)
-        self.pixels = bool(kw["from_pixels"])
-        # render_kwargs depth=True: render() gives physics.render(depth=True)'s frames, made
-        # from the depth buffer with dm_control's own numpy expression and clipping planes
-        self._depth = bool((kw["render_kwargs"] or {}).get("depth", False))
-        check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
-                          + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
-                          + (2 * model.nbuffer if env_models else 0)
-                          + (6 * width * height if self.pixels else 0),
-                          f"{env_id} envs")
-        self.kwargs = kw
-        self.info_layout = []
-        self.flatten = bool(kw["flatten_obs"])
-        split = None
-        pixels_only = bool(kw["pixels_only"])
-        if self.pixels:         # pixels.Wrapper: {"pixels": frame}, after the state keys
-            self.obs_structure = ("dict", {**({} if pixels_only else {
-                key: f"state.{key}" for key, _ in layout}), "pixels": "obs"})
-        elif not self.flatten:
-            split = [("obs" if k == 0 else f"obs.{key}", shape)
-                     for k, (key, shape) in enumerate(layout)]
-            self.obs_structure = ("dict", {key: name for (key, _), (name, _)
-                                           in zip(layout, split)})
-        self.engine = MjPool(path, num_envs, num_threads, self._limit, mod.task_capsule(task),
-                             np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
-                             (height, width) if self.pixels else None,
-                             bool(kw["channels_first"]), task_state, split)
-        self.engine.set_restore_slot(T_RESTORED)
-        # each env's step limit from its time_limit (0: none), which a population's
-        # max_episode_steps can only shorten (set_max_episode_steps)
-        self._own_limit = np.full(num_envs, self._limit, np.int64)
-        if env_kw is not None:
-            self._set_steps(np.arange(num_envs, dtype=np.int64), steps)
-        for field, index, value in edits:
-            self.engine.model_set(field, index, value)
-        # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's
-        # target, ...) keep a model per env: the module compiles them and names them in each
-        # env's parameter row. The engine draws each env with the model it last stepped with
-        self.per_env_model = env_models
-        self._env_models = None
-        if env_models:
-            self._env_models, columns = mod.env_models(path, task, num_envs)
-            rows = np.array(self.engine.params, dtype=np.float64)
-            for col, values in columns.items():
-                rows[:, col] = values
-            self.engine.set_params(rows)
-            # what set_state must bring in line with a restored env (its models)
-            hook = getattr(mod, "restore_hook", lambda task: None)(task)
-            if hook is not None:
-                self.engine.set_restore_hook(hook)
-        # dm_control's MjvOption: MuJoCo's defaults, rangefinder rays not drawn (quadruped
-        # escape's rangefinders)
-        self.engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
-                                 {int(mujoco.mjtVisFlag.mjVIS_RANGEFINDER): False},
-                                 max_geom(model))
-        if self.pixels and not pixels_only:
-            # the state keys are views of the pool's "state" output (each env's whole state
-            # observation, written by the kernel next to its frame), under the names
-            # obs_structure gives them; final_obs reads the final twins alike
-            for outputs in (self.engine.outputs, self.engine.final_outputs):
-                state, col = outputs["state"], 0
-                for (key, shape), size in zip(layout, sizes):
-                    outputs[f"state.{key}"] = state[:, col:col + size].reshape(
-                        (num_envs,) + tuple(shape))
-                    col += size
-        if self.pixels:      # the caller's GL context now: a missing driver is a clear error
-            from cypool.mujoco.family import gl_backend_request
-            self.engine.open_pixel_renderer(gl_backend_request())
-        self.nu = model.nu
-        lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
-        unlimited = model.actuator_ctrllimited == 0
-        lo[unlimited], hi[unlimited] = -mujoco.mjMAXVAL, mujoco.mjMAXVAL
-        self.single_action_space = gym.spaces.Box(lo, hi, dtype=np.float64)
-        state_spaces = [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
-                        for key, shape in layout]
-        if self.pixels:
-            self.single_observation_space = gym.spaces.Dict(
-                ([] if pixels_only else state_spaces) +
-                [("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
-                                           else (height, width, 3), np.uint8))])
-        elif self.flatten:
-            self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,),
-                                                           np.float64)
-        else:
-            # a list of pairs: gymnasium would sort a plain dict's keys
-            self.single_observation_space = gym.spaces.Dict(state_spaces)
-        # render_mode="rgb_array" is refused by make_vec where the frames would be wrong
-        self.metadata = {"render_modes": ["rgb_array"],
-                         "render_fps": int(np.round(1.0 / (model.opt.timestep * n_sub)))}
-        self.render_kwargs = {}
+def _check_kwargs(env_id, domain, kw):
+    """The spec's check_kwargs: time_limit None is the task's; everything checked."""
+    return merge_kwargs(env_id, domain_module(domain), kw)
 
-    # ------------------------------------------------------------------ façade hooks
-    def seed_env(self, i, seed):
-        """RandomState(seed)'s stream for env i: numpy's MT19937 with its legacy seeding
-        (None: fresh entropy), with no cached Gaussian. The façade and populations check a
-        batch's seeds against ``seed_bound`` before any env is seeded."""
-        bg = np.random.MT19937()
-        if seed is not None:
-            if not 0 <= seed < self.seed_bound:
-                raise ValueError(f"cypool: a dm_control env's seed is a RandomState seed in "
-                                 f"[0, 2**32), got {seed} for env {i}")
-            bg._legacy_seeding(int(seed))
-        self.engine.set_generator(i, bg)
-        self.engine.clear_task_state(i)
 
-    def render(self, ids):
-        """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, those of
-        physics.render(height, width, camera_id), rendered in the calling thread; with
-        render_kwargs depth=True, (len(ids), height, width) float32 depths in model units,
-        those of physics.render(..., depth=True). MUJOCO_GL is read at the first render,
-        which makes the GL context."""
-        from cypool.mujoco.family import gl_backend_request
-        ids = np.ascontiguousarray(ids, np.int64)
-        args = () if self.engine.has_renderer else (gl_backend_request(),)
-        if not self._depth:
-            return self.engine.render_rgb(ids, *args)
-        z = self.engine.render_frames(ids, False, True, *args)[1]
-        # dm_control's conversion, as it writes it (Python floats against the float32 buffer:
-        # float32 arithmetic). No task's per-env model changes stat or vis, so the pool's
-        # clipping planes are every env's.
-        extent = self._model.stat.extent
-        near = self._model.vis.map.znear * extent
-        far = self._model.vis.map.zfar * extent
-        return near / (1 - z * (1 - near / far))
+class _State:
+    """A dm_control pool's own facts (its family's ``state``): the domain's module, the
+    model, the action size, the pool's max_episode_steps, each env's step limit from its
+    time_limit (``own_limit``, which max_episode_steps can only shorten) and, for tasks
+    with a model per env, those models."""
 
-    def merged_kwargs(self, kwargs):
-        kw = merge_kwargs(self.env_id, self._mod, kwargs)
-        self._steps(kw)     # n_sub_steps / control_timestep checked too, before any env changes
-        return kw
+    __slots__ = ("env_id", "mod", "model", "nu", "max_steps", "own_limit", "env_models")
 
-    @staticmethod
-    def _env_kwargs(env_id, mod, pool_kw, kwargs, where=""):
-        """One env's complete kwargs, refusing a pool-wide one that differs from the pool's."""
-        kw = merge_kwargs(env_id, mod, kwargs)
-        for name, value in kw.items():
-            if name not in PER_ENV and value != pool_kw[name]:
-                raise ValueError(f"{where}{env_id}: {name} is a per-pool setting (the same for "
-                                 f"every env: only {sorted(PER_ENV)} may differ); the value "
-                                 f"{value!r} differs from the pool's {pool_kw[name]!r}")
-        return kw
-
-    def _steps(self, kw):
+    def steps(self, kw):
         """(n_sub_steps, step limit) of an env's complete kwargs (limit 0: none), capped by
         the pool's max_episode_steps."""
-        timestep = self._model.opt.timestep
-        n_sub = n_sub_steps(self.env_id, self._mod, kw, timestep)
+        timestep = self.model.opt.timestep
+        n_sub = n_sub_steps(self.env_id, self.mod, kw, timestep)
         limit = step_limit(kw["time_limit"], timestep, n_sub)
-        if self._max_steps:
-            limit = min(limit, self._max_steps) if limit else self._max_steps
+        if self.max_steps:
+            limit = min(limit, self.max_steps) if limit else self.max_steps
         return n_sub, limit
 
-    def _set_steps(self, ids, steps):
-        rows = self.engine.params          # in place: the kernels read these rows (P_NSUB)
-        for i, (n_sub, limit) in zip(ids.tolist(), steps):
-            rows[i, 0] = n_sub
-            self._own_limit[i] = limit
-            self.engine.set_max_episode_steps(np.array([i], np.int64), limit)
 
-    def configure_envs(self, ids, kwargs):
-        """Give envs ``ids`` the complete kwargs ``kwargs``: their n_sub_steps from their next
-        step, their time limit from their next step (as set_max_episode_steps)."""
-        kw = self._env_kwargs(self.env_id, self._mod, self.kwargs, kwargs)
-        ids = np.asarray(ids, np.int64)
-        self._set_steps(ids, [self._steps(kw)] * len(ids))
+def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, domain, task):
+    """One pool of one task on MjPool. Per env (env_kwargs, populations): time_limit and
+    environment_kwargs (PER_ENV), given by _configure after the build."""
+    from cypool.mujoco._pool import MjPool
 
-    def set_max_episode_steps(self, ids, limit):
-        """A step limit of envs ``ids`` on top of their time_limit: the episode ends at
-        whichever comes first, as a TimeLimit around dm_control's Environment (limit 0 or
-        None: the time limit alone)."""
-        limit = int(limit or 0)
-        for i in np.asarray(ids, np.int64).tolist():
-            own = int(self._own_limit[i])
-            eff = min(own, limit) if own and limit else own or limit
-            self.engine.set_max_episode_steps(np.array([i], np.int64), eff)
+    env_id, kw = fam.env_id, fam.kwargs
+    mod = domain_module(domain)
+    if task not in mod.TASKS:
+        raise ValueError(f"cypool: unknown dm_control task {env_id!r}")
+    path = mod.model_path(task, suite_dir()) if hasattr(mod, "model_path") else \
+        os.path.join(suite_dir(), f"{domain}.xml")
+    st = _State()
+    st.env_id, st.mod, st.max_steps, st.env_models = env_id, mod, max_episode_steps, None
+    st.model = model = mujoco.MjModel.from_xml_path(path)
+    prm, layout, edits = mod.configure(model, task)
+    n_sub, limit = st.steps(kw)
+    prm[0] = n_sub
+    for k in env_kwargs or ():          # every env's checked before any env exists
+        st.steps(k)
+    sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in layout]
+    obs_dim = sum(sizes)
+    env_models = task in getattr(mod, "ENV_MODEL_TASKS", ())
+    task_state = max(TASK_STATE, getattr(mod, "TASK_STATES", {}).get(task, TASK_STATE))
+    # the render settings are checked whether or not this pool renders (before any env)
+    width, height, camera_id = render_setup(env_id, model, kw)
+    pixels = bool(kw["from_pixels"])
+    check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(model).nbuffer
+                      + 8 * (3 * obs_dim + len(prm) + model.nq + model.nv + task_state)
+                      + (2 * model.nbuffer if env_models else 0)
+                      + (6 * width * height if pixels else 0),
+                      f"{env_id} envs")
+    split = structure = None
+    pixels_only = bool(kw["pixels_only"])
+    if pixels:         # pixels.Wrapper: {"pixels": frame}, after the state keys
+        structure = ("dict", {**({} if pixels_only else {
+            key: f"state.{key}" for key, _ in layout}), "pixels": "obs"})
+    elif not kw["flatten_obs"]:
+        split = [("obs" if k == 0 else f"obs.{key}", shape)
+                 for k, (key, shape) in enumerate(layout)]
+    engine = MjPool(path, num_envs, num_threads, limit, mod.task_capsule(task),
+                    np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
+                    (height, width) if pixels else None, bool(kw["channels_first"]),
+                    task_state, split)
+    engine.set_restore_slot(T_RESTORED)
+    # each env's step limit from its time_limit (0: none), which a population's
+    # max_episode_steps can only shorten (_set_max_episode_steps)
+    st.own_limit = np.full(num_envs, limit, np.int64)
+    for field, index, value in edits:
+        engine.model_set(field, index, value)
+    # tasks whose dm_control model differs per env (lqr's drawn stiffnesses, fish swim's
+    # target, ...) keep a model per env: the module compiles them and names them in each
+    # env's parameter row. The engine draws each env with the model it last stepped with
+    if env_models:
+        st.env_models, columns = mod.env_models(path, task, num_envs)
+        rows = np.array(engine.params, dtype=np.float64)
+        for col, values in columns.items():
+            rows[:, col] = values
+        engine.set_params(rows)
+        # what set_state must bring in line with a restored env (its models)
+        hook = getattr(mod, "restore_hook", lambda task: None)(task)
+        if hook is not None:
+            engine.set_restore_hook(hook)
+    # dm_control's MjvOption: MuJoCo's defaults, rangefinder rays not drawn (quadruped
+    # escape's rangefinders)
+    engine.setup_render(width, height, camera_id, render_camera(model, camera_id),
+                        {int(mujoco.mjtVisFlag.mjVIS_RANGEFINDER): False}, max_geom(model))
+    if pixels and not pixels_only:
+        # the state keys are views of the pool's "state" output (each env's whole state
+        # observation, written by the kernel next to its frame), under the names
+        # the observation structure gives them; final_obs reads the final twins alike
+        for outputs in (engine.outputs, engine.final_outputs):
+            state, col = outputs["state"], 0
+            for (key, shape), size in zip(layout, sizes):
+                outputs[f"state.{key}"] = state[:, col:col + size].reshape(
+                    (num_envs,) + tuple(shape))
+                col += size
+    if pixels:      # the caller's GL context now: a missing driver is a clear error
+        from cypool.mujoco.family import gl_backend_request
+        engine.open_pixel_renderer(gl_backend_request())
+    st.nu = model.nu
+    lo, hi = model.actuator_ctrlrange[:, 0].copy(), model.actuator_ctrlrange[:, 1].copy()
+    unlimited = model.actuator_ctrllimited == 0
+    lo[unlimited], hi[unlimited] = -mujoco.mjMAXVAL, mujoco.mjMAXVAL
+    act_space = gym.spaces.Box(lo, hi, dtype=np.float64)
+    state_spaces = [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
+                    for key, shape in layout]
+    if pixels:
+        obs_space = gym.spaces.Dict(
+            ([] if pixels_only else state_spaces) +
+            [("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
+                                       else (height, width, 3), np.uint8))])
+    elif kw["flatten_obs"]:
+        obs_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
+    else:
+        # a list of pairs: gymnasium would sort a plain dict's keys
+        obs_space = gym.spaces.Dict(state_spaces)
+    # render_mode="rgb_array" is refused by make_vec where the frames would be wrong
+    return Built(engine, obs_space, act_space,
+                 render_fps=int(np.round(1.0 / (model.opt.timestep * n_sub))), state=st,
+                 obs_structure=structure, render=functools.partial(_render, model=model))
 
-    def load_actions(self, actions, env_ids=None):
-        """Validate an action batch and copy it into C (float64, as np.copyto into
-        data.ctrl; dm_control does not clip)."""
-        try:
-            a = np.asarray(actions)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"actions must be an array of shape (num_envs, {self.nu}): {exc}") \
-                from None
-        n = self.engine.num_envs if env_ids is None else len(env_ids)
-        if a.shape != (n, self.nu):
-            raise ValueError(f"actions must have shape ({n}, {self.nu}), got {a.shape}")
-        if not (a.dtype.kind in "iu" or a.dtype in (np.float32, np.float64)):
-            raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
-        a = a.astype(np.float64)
-        if not np.isfinite(a).all():
-            bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
-            raise ValueError(f"actions contain NaN or Inf (env(s) {bad}); dm_control raises "
-                             "PhysicsError (mjWARN_BADCTRL) on them")
-        self.engine.set_actions(a, env_ids, False)
 
-    @property
-    def action_dtype(self):
-        return np.float64
+# ---------------------------------------------------------------------------- the hooks
+def _check_env_kwargs(fam, kw):
+    fam.state.steps(kw)     # n_sub_steps / control_timestep checked before any env changes
 
-    def action_dtype_of(self, ids):
-        return np.float64
 
-    def extra_info(self, info, kinds, ids):
-        from cypool._core._engine import INFO_KINDS
-        w = self.engine.warnings if ids is None else self.engine.warnings[ids]
-        if not w.any():
-            return
-        hit = (kinds == INFO_KINDS["step"]) & (w > 0)
-        if hit.any():
-            info["mujoco_warnings"] = np.where(hit, w, 0)
-            info["_mujoco_warnings"] = hit
+def _configure(fam, ids, kw):
+    """Envs ``ids`` get the complete kwargs ``kw``: their n_sub_steps from their next step,
+    their time limit from their next step (as set_max_episode_steps)."""
+    st, engine = fam.state, fam.engine
+    n_sub, limit = st.steps(kw)
+    rows = engine.params          # in place: the kernels read these rows (P_NSUB)
+    for i in ids.tolist():
+        rows[i, 0] = n_sub
+        st.own_limit[i] = limit
+        engine.set_max_episode_steps(np.array([i], np.int64), limit)
+
+
+def _set_max_episode_steps(fam, ids, limit):
+    """A step limit of envs ``ids`` on top of their time_limit: the episode ends at
+    whichever comes first, as a TimeLimit around dm_control's Environment (limit 0: the
+    time limit alone)."""
+    for i in ids.tolist():
+        own = int(fam.state.own_limit[i])
+        eff = min(own, limit) if own and limit else own or limit
+        fam.engine.set_max_episode_steps(np.array([i], np.int64), eff)
+
+
+def _seed(fam, i, seed):
+    """RandomState(seed)'s stream for env i: numpy's MT19937 with its legacy seeding
+    (None: fresh entropy), with no cached Gaussian. The façade and populations check a
+    batch's seeds against ``seed_bound`` before any env is seeded."""
+    bg = np.random.MT19937()
+    if seed is not None:
+        if not 0 <= seed < fam.seed_bound:
+            raise ValueError(f"cypool: a dm_control env's seed is a RandomState seed in "
+                             f"[0, 2**32), got {seed} for env {i}")
+        bg._legacy_seeding(int(seed))
+    fam.engine.set_generator(i, bg)
+    fam.engine.clear_task_state(i)
+
+
+def _render(engine, ids, mode, kwargs, *, model):
+    """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, those of
+    physics.render(height, width, camera_id), rendered in the calling thread; with
+    render_kwargs depth=True, (len(ids), height, width) float32 depths in model units,
+    those of physics.render(..., depth=True). MUJOCO_GL is read at the first render,
+    which makes the GL context."""
+    from cypool.mujoco.family import gl_backend_request
+    ids = np.ascontiguousarray(ids, np.int64)
+    args = () if engine.has_renderer else (gl_backend_request(),)
+    # render_kwargs depth=True: physics.render(depth=True)'s frames, made from the depth
+    # buffer with dm_control's own numpy expression and clipping planes
+    if not (kwargs["render_kwargs"] or {}).get("depth", False):
+        return engine.render_rgb(ids, *args)
+    z = engine.render_frames(ids, False, True, *args)[1]
+    # dm_control's conversion, as it writes it (Python floats against the float32 buffer:
+    # float32 arithmetic). No task's per-env model changes stat or vis, so the pool's
+    # clipping planes are every env's.
+    extent = model.stat.extent
+    near = model.vis.map.znear * extent
+    far = model.vis.map.zfar * extent
+    return near / (1 - z * (1 - near / far))
+
+
+def _load_actions(fam, actions, env_ids=None):
+    """Validate an action batch and copy it into C (float64, as np.copyto into
+    data.ctrl; dm_control does not clip)."""
+    nu = fam.state.nu
+    try:
+        a = np.asarray(actions)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"actions must be an array of shape (num_envs, {nu}): {exc}") \
+            from None
+    n = fam.engine.num_envs if env_ids is None else len(env_ids)
+    if a.shape != (n, nu):
+        raise ValueError(f"actions must have shape ({n}, {nu}), got {a.shape}")
+    if not (a.dtype.kind in "iu" or a.dtype in (np.float32, np.float64)):
+        raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
+    a = a.astype(np.float64)
+    if not np.isfinite(a).all():
+        bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
+        raise ValueError(f"actions contain NaN or Inf (env(s) {bad}); dm_control raises "
+                         "PhysicsError (mjWARN_BADCTRL) on them")
+    fam.engine.set_actions(a, env_ids, False)
+
+
+def _extra_info(fam, info, kinds, ids):
+    """MuJoCo warnings raised during the step, per env (only where there were some)."""
+    from cypool._core._engine import INFO_KINDS
+    w = fam.engine.warnings if ids is None else fam.engine.warnings[ids]
+    if not w.any():
+        return
+    hit = (kinds == INFO_KINDS["step"]) & (w > 0)
+    if hit.any():
+        info["mujoco_warnings"] = np.where(hit, w, 0)
+        info["_mujoco_warnings"] = hit

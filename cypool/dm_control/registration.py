@@ -1,5 +1,6 @@
-"""Registers the dm_control family (imported by cypool.entry): ids dm_control/<domain>-<task>-v0.
-Light: the pool, mujoco and dm_control's models are touched only when an id is made."""
+"""Registers the dm_control family (imported by cypool.entry): ids dm_control/<domain>-<task>-v0,
+each served by its FamilySpec (family.task_spec). Light: the pool, mujoco and dm_control's
+models are touched only when an id is made."""
 from cypool.registry import register_family
 
 
@@ -8,15 +9,14 @@ def _ids():
     return env_ids()
 
 
-def _make(*args, **kwargs):
-    from cypool.dm_control.family import DmcFamily
-    return DmcFamily(*args, **kwargs)
-
-
 def _spec(env_id):
-    """EnvPool's names of the id, for cypool.envpool (no model is loaded)."""
-    from cypool.dm_control.envpool_names import spec
-    return spec(env_id)
+    from cypool.dm_control.family import task_spec
+    return task_spec(env_id)
+
+
+def _make(env_id, *args, **kwargs):
+    from cypool.api import SpecFamily
+    return SpecFamily(_spec(env_id), env_id, *args, **kwargs)
 
 
 register_family("dm_control", env_ids=_ids, make=_make,

@@ -498,10 +498,10 @@ def to_sb3(env: gym.vector.VectorEnv | str, num_envs: int | None = None,
         If ``env`` is not a gymnasium vector env, or ``num_envs``/kwargs come with an env object.
     """
     if isinstance(env, str):
-        import cypool
+        from cypool.make import make_vec
 
         mode = make_vec_kwargs.pop("autoreset_mode", "same_step")
-        venv = cypool.make_vec(env, 1 if num_envs is None else num_envs,
+        venv = make_vec(env, 1 if num_envs is None else num_envs,
                                autoreset_mode=mode, **make_vec_kwargs)
         try:
             return SB3VecEnv(venv)

@@ -236,12 +236,12 @@ def to_tianshou(env: VectorEnv | str, num_envs: int | None = None,
     ``autoreset_mode="disabled"``), or of ``cypool.make_vec(env, num_envs,
     autoreset_mode="disabled", **make_vec_kwargs)`` when ``env`` is an id."""
     if isinstance(env, str):
-        import cypool
+        from cypool.make import make_vec
 
         if "autoreset_mode" in make_vec_kwargs:
             raise TypeError("to_tianshou makes the env with autoreset_mode='disabled' "
                             "(Tianshou resets the envs that ended itself)")
-        venv = cypool.make_vec(env, 1 if num_envs is None else num_envs,
+        venv = make_vec(env, 1 if num_envs is None else num_envs,
                                autoreset_mode="disabled", **make_vec_kwargs)
         try:
             return TianshouVecEnv(venv)

@@ -164,9 +164,24 @@ def _constant(value, engine, ids):
     return np.full(len(ids), value)
 
 
+# EnvPool 1.2.5's MuJoCo ids that no cypool task runs, refused by the spec named here (the
+# message cypool.envpool raises)
+_PUSHER = ("Pusher-v{} is not served: EnvPool's Pusher-v2 and -v4 options are gymnasium's "
+           "Pusher-v4, which runs only on mujoco < 3 (gymnasium refuses it on mujoco >= 3, and "
+           "so does cypool); use Pusher-v5")
+REFUSED = {
+    "Pusher-v5": {"Pusher-v4": _PUSHER.format(4), "Pusher-v2": _PUSHER.format(2)},
+    "Humanoid-v4": {"Humanoid-v3": "Humanoid-v3 is not served: EnvPool's Humanoid-v3 adds a "
+                                   "contact cost (use_contact_force=True) that no gymnasium "
+                                   "Humanoid with its observation has; use Humanoid-v4 (no "
+                                   "contact cost) or Humanoid-v5"},
+}
+
+
 def envpool_names(env_id, mod) -> EnvPoolNames:
     return EnvPoolNames(ids=(env_id,), config=_config(env_id, mod),
                         variants=_variants(env_id), aliases=ALIASES.get(env_id, {}),
+                        refused=REFUSED.get(env_id, {}),
                         info={k: (functools.partial(_constant, v), np.float64)
                               for k, v in INFO_CONSTANT.get(env_id, {}).items()},
                         convert=functools.partial(_convert, env_id, mod), pixels=True,

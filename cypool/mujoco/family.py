@@ -19,11 +19,11 @@ from cypool._mujoco_import import import_mujoco
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
 from cypool.errors import check_known_kwargs
-from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, check_count, check_int,
-                              check_pool_memory, is_number)
+from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, Interval, check_int,
+                              check_pool_memory, loop_count)
 from cypool.mujoco.tasks._config import check_noise_scale
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
-from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
+from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, NativeStep, SpecFamily
 
 mujoco = import_mujoco()        # MUJOCO_GL cannot break it (read at the first render)
 
@@ -229,8 +229,29 @@ def task_kwargs(mod, kw):
     return {**mod.DEFAULTS, **kw}
 
 
+# one env's step runs frame_skip MuJoCo steps natively, where Ctrl-C cannot stop them
+FRAME_SKIP_KIND = loop_count(1, MAX_MUJOCO_FRAME_SKIP, "MuJoCo steps per env step")
+# the render kwargs' kinds (make scope; the camera id is checked against the model at build)
+RENDER_KINDS = dict(width=Interval("int", 1, 1 << 14, closed="left"),
+                    height=Interval("int", 1, 1 << 14, closed="left"),
+                    max_geom=Interval("int", 1, 1 << 20, closed="left"),
+                    camera_id="int", camera_name="str", from_pixels="bool",
+                    channels_first="bool")
+
+
+def task_kind(name, default):
+    """A task kwarg's kind: frame_skip a loop count (an int, converted); a float default's a
+    number kept as given ("real": gymnasium computes in its type, e.g. an int healthy_reward
+    gives int64 info); any other ("any"): what gymnasium takes (a truthy flag, a path, a
+    pair checked by check_task_kwargs, a body name or index)."""
+    if name == "frame_skip":
+        return FRAME_SKIP_KIND
+    return "real" if isinstance(default, float) else "any"
+
+
 def check_task_kwargs(mod, kw):
-    """Check complete task kwargs (the spec's check_kwargs); frame_skip comes back an int."""
+    """Check complete task kwargs (the spec's check_kwargs) beyond their kinds (task_kind):
+    the (low, high) pairs and reset_noise_scale."""
     kw = dict(kw)
     for k, v in kw.items():
         if k.endswith("_range"):
@@ -245,13 +266,6 @@ def check_task_kwargs(mod, kw):
             if any(x != x for x in pair):
                 raise ValueError(f"{k} must be a (low, high) pair without NaN ends (use -inf "
                                  f"or inf for an open end), got {v!r}")
-    # one env's step runs frame_skip MuJoCo steps natively, where Ctrl-C cannot stop them
-    if "frame_skip" in kw:          # not a v4 task's (FIXED_KWARGS)
-        kw["frame_skip"] = check_count("frame_skip", kw["frame_skip"], 1,
-                                       MAX_MUJOCO_FRAME_SKIP, "MuJoCo steps per env step")
-    for k, v in kw.items():
-        if k in mod.DEFAULTS and isinstance(mod.DEFAULTS[k], float) and not is_number(v):
-            raise TypeError(f"{k} must be a number, got {type(v).__name__}")
     if "reset_noise_scale" in kw:
         check_noise_scale(kw)
     return kw
@@ -261,11 +275,9 @@ def check_task_kwargs(mod, kw):
 
 def _render_setup(model, kw):
     """(width, height, camera id, visual options, max_geom), checked as gymnasium checks
-    them; a camera id gymnasium would pass to MuJoCo unchecked (which ends the process) is a
-    ValueError here."""
-    width = check_int("width", kw["width"], 1, 1 << 14)
-    height = check_int("height", kw["height"], 1, 1 << 14)
-    max_geom = check_int("max_geom", kw["max_geom"], 1, 1 << 20)
+    them (their kinds, RENDER_KINDS, first); a camera id gymnasium would pass to MuJoCo
+    unchecked (which ends the process) is a ValueError here."""
+    width, height, max_geom = kw["width"], kw["height"], kw["max_geom"]
     cid, name = kw["camera_id"], kw["camera_name"]
     if cid is not None and name is not None:
         raise ValueError("Both `camera_id` and `camera_name` cannot be specified at the same "
@@ -314,8 +326,10 @@ def task_spec(env_id):
     if spec is None:
         from cypool.mujoco.envpool_names import envpool_names
 
-        kwargs = {k: Kwarg(v, kind="any") for k, v in user_defaults(mod).items()}
-        kwargs.update({k: Kwarg(v, kind="any", scope="make") for k, v in
+        kwargs = {k: Kwarg(v, kind=task_kind(k, v))
+                  for k, v in user_defaults(mod).items()}
+        # visual_options (a dict) and render_mode "any": checked at build / by make_vec
+        kwargs.update({k: Kwarg(v, kind=RENDER_KINDS.get(k, "any"), scope="make") for k, v in
                        {**RENDER_DEFAULTS, "render_mode": None}.items()})
         spec = _SPECS[key] = FamilySpec(
             env_id, MjPool, gym.spaces.Box(-np.inf, np.inf, (1,), np.float64),
@@ -326,7 +340,9 @@ def task_spec(env_id):
             envpool=envpool_names(env_id, mod), build=functools.partial(_build, mod=mod),
             configure=_configure,
             load_actions=_load_actions, extra_info=_extra_info,
-            action_dtype_of=_action_dtype_of)
+            action_dtype_of=_action_dtype_of,
+            # the native step repeats _load_actions' checks (shape, dtype, finite) and casts
+            native=NativeStep(actions=True))
     return spec
 
 
@@ -383,11 +399,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, mod):
             info.append(InfoKey(key, dtype, width, on_step, on_reset, column=first))
         col = max(col, first + width)
     w, h, cam, vis, max_geom = _render_setup(model, render_kw)
-    pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]
-    if not isinstance(pixels, (bool, np.bool_)):
-        raise TypeError(f"from_pixels must be a bool, got {pixels!r}")
-    if not isinstance(chw, (bool, np.bool_)):
-        raise TypeError(f"channels_first must be a bool, got {chw!r}")
+    pixels, chw = render_kw["from_pixels"], render_kw["channels_first"]    # bools (kinds)
     if chw and not pixels:
         raise ValueError("channels_first=True needs from_pixels=True (it lays out the "
                          "pixel observations)")

@@ -13,32 +13,31 @@ from functools import partial
 import gymnasium as gym
 import numpy as np
 
-from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Kwarg, register_spec
+from cypool.api import EnvPoolNames, FamilySpec, InfoKey, Interval, Kwarg, register_spec
 from cypool.toy_text._render import render_blackjack, render_tabular, render_taxi
 
 _MODULE = "cypool.toy_text.registration"
 
 
-def _probability(env_id, name, v):
-    """A probability kwarg: a number in [0, 1]. Not a numpy float of another width: gymnasium
-    would then build its transition probabilities in that width, which the tables do not.
+# A probability kwarg: a number in [0, 1], kept as given ("real").
+#
+# NaN and values outside [0, 1] are refused (docs/reliability.md, the rule for non-finite
+# kwargs): gymnasium takes them and builds "probabilities" such as NaN, 1.5 or -0.25 that
+# mean nothing (FrozenLake ``success_rate=nan`` reports ``info["prob"]`` NaN, and its
+# SyncVectorEnv raises at the first batch where a reset's int 1 types that array first).
+# Every value in [0, 1] (0, 1 and subnormals included) runs exactly as gymnasium runs it.
+# complete_kwargs checks the kind for make_vec, env_kwargs, member_kwargs, set_attr and
+# set_member_kwargs alike, before any env changes.
+_PROBABILITY = Interval("real", 0, 1, what="a probability")
 
-    NaN and values outside [0, 1] are refused (docs/reliability.md, the rule for non-finite
-    kwargs): gymnasium takes them and builds "probabilities" such as NaN, 1.5 or -0.25 that
-    mean nothing (FrozenLake ``success_rate=nan`` reports ``info["prob"]`` NaN, and its
-    SyncVectorEnv raises at the first batch where a reset's int 1 types that array first).
-    Every value in [0, 1] (0, 1 and subnormals included) runs exactly as gymnasium runs it.
-    complete_kwargs calls this for make_vec, env_kwargs, member_kwargs, set_attr and
-    set_member_kwargs alike, before any env changes."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
-                                                              np.floating)):
-        raise TypeError(f"{env_id}: {name} must be a number, got {v!r}")
+
+def _probability_width(env_id, name, v):
+    """Not a numpy float of another width than float64 (the kind has checked the value):
+    gymnasium would then build its transition probabilities in that width, which the tables
+    do not."""
     if isinstance(v, np.floating) and v.dtype != np.float64:
         raise TypeError(f"{env_id}: {name} must be a Python float (or float64), got a numpy "
                         f"{v.dtype} (gymnasium would compute its probabilities in {v.dtype})")
-    if not 0 <= v <= 1:                  # NaN fails both comparisons
-        raise ValueError(f"{env_id}: {name} is a probability and must be in [0, 1], got "
-                         f"{v!r}")
 
 
 def _frozen_lake_spaces(kw):
@@ -51,7 +50,7 @@ def _frozen_lake_spaces(kw):
 
 def _check_frozen_lake(kw):
     _frozen_lake_spaces(kw)                     # the map's own errors
-    _probability("FrozenLake", "success_rate", kw["success_rate"])
+    _probability_width("FrozenLake", "success_rate", kw["success_rate"])
     rs = kw["reward_schedule"]
     if (not isinstance(rs, (tuple, list)) or len(rs) != 3
             or not all(isinstance(x, (int, float, np.integer, np.floating))
@@ -61,7 +60,7 @@ def _check_frozen_lake(kw):
 
 def _check_taxi(kw):
     for name in ("rainy_probability", "fickle_probability"):
-        _probability("Taxi-v4", name, kw[name])
+        _probability_width("Taxi-v4", name, kw[name])
 
 
 # rendering: gymnasium's own render(), fed each env's state (cypool.toy_text._render);
@@ -98,8 +97,11 @@ def _frozen_lake(env_id, map_name, limit):
     return FamilySpec(
         env_id, "cypool.toy_text._frozen_lake:FrozenLakePool",
         *_frozen_lake_spaces({"desc": None, "map_name": map_name}),
-        kwargs={"desc": Kwarg(None, scope="pool"), "map_name": Kwarg(map_name, kind="any", scope="pool"),
-                "is_slippery": Kwarg(True), "success_rate": Kwarg(1.0 / 3.0, kind="any"),
+        # map_name "any": a map's name, read only when desc is None (_check_frozen_lake)
+        kwargs={"desc": Kwarg(None, scope="pool"),
+                "map_name": Kwarg(map_name, kind="any", scope="pool"),
+                "is_slippery": Kwarg(True),
+                "success_rate": Kwarg(1.0 / 3.0, kind=_PROBABILITY),
                 "reward_schedule": Kwarg((1, 0, 0))},
         max_episode_steps=limit, info=_PROB, check_kwargs=_check_frozen_lake,
         spaces=_frozen_lake_spaces, render=partial(render_tabular, env_id),
@@ -121,6 +123,14 @@ def _cliff(env_id, slippery, envpool_ids):
                              info={"prob": ("prob", np.float32)}))
 
 
+# EnvPool 1.2.5's toy-text ids that no gymnasium or cypool env runs (refused by Taxi's names)
+_NOT_SERVED = {
+    "Catch-v0": "Catch-v0 is not served: EnvPool's Catch-v0 (bsuite's Catch) has no gymnasium "
+                "or cypool env",
+    "NChain-v0": "NChain-v0 is not served: EnvPool's NChain-v0 (gym 0.x's NChain) has no "
+                 "gymnasium or cypool env",
+}
+
 SPECS = (
     _frozen_lake("FrozenLake-v1", "4x4", 100),
     _frozen_lake("FrozenLake8x8-v1", "8x8", 200),
@@ -128,15 +138,15 @@ SPECS = (
         "Taxi-v4", "cypool.toy_text._taxi:TaxiPool", gym.spaces.Discrete(500),
         gym.spaces.Discrete(6),
         kwargs={"is_rainy": Kwarg(False), "fickle_passenger": Kwarg(False),
-                "rainy_probability": Kwarg(0.8, kind="any"),
-                "fickle_probability": Kwarg(0.3, kind="any")},
+                "rainy_probability": Kwarg(0.8, kind=_PROBABILITY),
+                "fickle_probability": Kwarg(0.3, kind=_PROBABILITY)},
         max_episode_steps=200,
         info=(InfoKey("prob", np.float64), InfoKey("action_mask", np.int8, width=6)),
         check_kwargs=_check_taxi, render=partial(render_taxi, "Taxi-v4"), render_modes=_MODES,
         render_fps=4, module=_MODULE,
         envpool=EnvPoolNames(ids=("Taxi-v3",), config=dict(max_episode_steps=200,
                                                             reward_threshold=8.0),
-                             obs_dtype=np.int32)),
+                             obs_dtype=np.int32, refused=_NOT_SERVED)),
     _cliff("CliffWalking-v1", False, ("CliffWalking-v1", "tabular/CliffWalking-v0",
                                        "CliffWalking-v0")),
     _cliff("CliffWalkingSlippery-v1", True, ("CliffWalkingSlippery-v1",)),

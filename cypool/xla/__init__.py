@@ -78,15 +78,15 @@ def _spec(a):
 
 
 # ---------------------------------------------------------------- what one env reports
-def _vector_template(port, b):
+def _vector_template(pool, b):
     """(obs, reward, terminated, truncated, info) of a batch of ``b`` as zero arrays of the
     dtypes the Python path returns, info with every key it can hold. Reads no env state."""
-    e = port.engine
-    obs = port.obs(e.outputs, lambda a: np.zeros((b,) + a.shape[1:], a.dtype))
+    e = pool.engine
+    obs = pool.obs(e.outputs, lambda a: np.zeros((b,) + a.shape[1:], a.dtype))
     info = {}
     mat = np.zeros((b,) + e.info.shape[1:], e.info.dtype)
     for kind in (_INFO_STEP, _INFO_RESET):
-        d = port.info_dict(np.full(b, kind, np.uint8), mat, np.arange(b, dtype=np.int64))
+        d = pool.info_dict(np.full(b, kind, np.uint8), mat, np.arange(b, dtype=np.int64))
         for k, v in d.items():
             v = np.asarray(v)
             if k in info and info[k].dtype != v.dtype:  # typed by its first reporter
@@ -111,25 +111,28 @@ def _zeros_like_tree(tree):
     return np.zeros_like(np.asarray(tree))
 
 
-def _envpool_template(env, port):
+def _envpool_template(env):
     """The same for a cypool.envpool env: its observation batch as its step() assembles it
     (a Dict or Tuple space's as a dict or tuple of arrays, to any depth, as EnvPool's xla()
     gives dm_control's; EnvPool's dtypes, e.g. toy text's int32), EnvPool's info (every key
     on every call, no masks)."""
     b = env.batch_size
-    obs = port.obs_zeros(b)
-    info = _zeros_like_tree(port.info(np.arange(b, dtype=np.int64)))
-    return (obs, np.zeros(b, port.reward_dtype), np.zeros(b, np.bool_), np.zeros(b, np.bool_),
+    obs = env.obs_zeros(b)
+    info = _zeros_like_tree(env.info_rows(np.arange(b, dtype=np.int64)))
+    return (obs, np.zeros(b, env.reward_dtype), np.zeros(b, np.bool_), np.zeros(b, np.bool_),
             info)
 
 
 class _Adapter:
-    """One xla() call's view of its env: the result layout and the calls the handler runs.
-    Holds the env weakly (through its port): a handle outliving its env raises instead of
-    stepping freed memory."""
+    """One xla() call's view of its env: the result layout and the calls the handler runs,
+    through the env's public surface (a VectorEnv's ``pool``, ``lock``,
+    ``check_ready_to_step`` and ``steppable``; a cypool.envpool env's ``send``/``recv``/
+    ``step``). Holds the env weakly: a handle outliving its env raises instead of stepping
+    freed memory. It is also what the native fast route checks (``lock``, ``in_flight``,
+    ``steppable``)."""
 
-    def __init__(self, env, port, template, envpool, canon=None):
-        self.port = port
+    def __init__(self, env, template, envpool, canon=None):
+        self._ref = weakref.ref(env)
         self.name = getattr(env, "env_id", None) or getattr(env, "task_id", "env")
         self.envpool = envpool
         self.num_envs = env.num_envs
@@ -141,24 +144,35 @@ class _Adapter:
         self.zeros = {p: v for p, v in flat}
         self.names = ["/".join(map(str, p)) for p in self.paths]
         self.last_error = None
+        self.pool = None if envpool else env.pool
+        self.in_flight = None if envpool else env.pool.in_flight
         self.native, roles = (None, None) if envpool else \
-            _native_step(env, port, self.paths, canon)
+            _native_step(env, self.paths, canon)
         if self.native is not None:
             self.native_addr = self.native.address
             self.py_rows = [k for k, r in enumerate(roles) if r == 0]     # ROLE_PY
             self.native_begin = (self.native_addr, bool(self.py_rows))
 
+    @property
+    def lock(self):
+        """The lock the env's step() holds."""
+        return self.env().lock
+
+    def steppable(self) -> bool:
+        """Alive, open and reset: the env's step() checks would pass."""
+        env = self._ref()
+        return env is not None and env.steppable()
+
     # the native step (cypool.xla._native): the façade's part, around the nogil call
     def begin(self):
         """With the GIL, before the engine steps: VectorEnv.step's checks, under its lock
         (kept until end())."""
-        self.env()
-        port = self.port
-        lock = port.lock
+        env = self.env()
+        lock = env.lock
         lock.acquire()
         try:
-            port.check_ready_to_step()
-            if port.in_flight.any():
+            env.check_ready_to_step()
+            if self.in_flight.any():
                 raise ValueError("cypool: step() while results of send() are waiting; call "
                                  "recv() first")
         except BaseException:
@@ -169,15 +183,14 @@ class _Adapter:
     def end(self, status, args, res):
         """After the native step: the info keys computed in Python, or the Python path's
         error for a failed status; releases the lock."""
-        from cypool.xla import _native as nat
-        self.env()
-        port = self.port
-        lock = port.lock
+        import cypool.xla._native as nat
+        lock = self.env().lock
+        pool = self.pool
         try:
             if status == nat.NATIVE_OK:
                 if self.py_rows:
-                    e = port.engine
-                    info = port.info_dict(e.info_kind_arr, e.info, None)
+                    e = pool.engine
+                    info = pool.info_dict(e.info_kind_arr, e.info, None)
                     extra = set(info) - {p[1] for p in self.paths if p[0] == 4}
                     if extra:
                         raise XlaCallError(f"cypool: the result holds info keys "
@@ -188,11 +201,11 @@ class _Adapter:
                          [self.names[k] for k in self.py_rows])
                 return
             if status == nat.NATIVE_BAD_ACTION and args:
-                port.family.load_actions(args[0], None)     # raises the Python path's error
+                pool.family.load_actions(args[0], None)     # raises the Python path's error
                 raise XlaCallError("cypool: the native step refused an action batch that "
                                    "load_actions accepts")
             if status == nat.NATIVE_FAILED:
-                port.check_failures()                       # raises EngineError
+                pool.check_failures()                       # raises EngineError
             if status == nat.NATIVE_NO_STREAM:
                 raise RuntimeError("cypool: call reset() (or async_reset()) before stepping")
             raise XlaCallError(f"cypool: the native step failed with status {status} (its "
@@ -201,7 +214,7 @@ class _Adapter:
             lock.release()
 
     def env(self):
-        env = self.port.env()
+        env = self._ref()
         if env is None:
             raise XlaCallError(f"cypool: the {self.name} env behind this xla() handle was "
                                "garbage-collected")
@@ -209,8 +222,7 @@ class _Adapter:
 
     def check_open(self):
         """At trace time: the env is alive and open (ClosedEnvError otherwise)."""
-        self.env()
-        self.port.check_open()
+        self.env().check_open()
 
     def call(self, op, args, res):
         env = self.env()
@@ -238,62 +250,50 @@ class _Adapter:
         fill(res, [got[p] if p in got else self.zeros[p] for p in self.paths], self.names)
 
 
-def _family_module(fam):
-    """The module that defines env's family: its spec's build hook's (MuJoCo's, Atari's), or
-    the family class's for a spec without one."""
-    hook = getattr(getattr(fam, "spec", None), "build", None)
-    if hook is None:
-        return type(fam).__module__
-    return getattr(getattr(hook, "func", hook), "__module__", None) or ""
-
-
-def _native_step(env, port, paths, canon=None):
+def _native_step(env, paths, canon=None):
     """A cypool.xla._native.NativeStep for env, or None where only the Python route is
-    exact: async mode, autoreset other than next_step, Tuple/Dict observations, MultiDiscrete
-    actions, Box actions outside MuJoCo (classic control's Box envs validate more in
-    set_actions)."""
+    exact: async mode, autoreset other than next_step, Tuple/Dict observations, actions the
+    family's spec does not let the native step write (``FamilySpec.native``: Discrete
+    actions are native without a ``load_actions`` hook, Box actions only where the spec
+    says so), MultiDiscrete actions."""
     try:
-        from cypool.xla import _native
+        import cypool.xla._native as _native
     except ImportError:                 # not built (a source checkout without build_ext)
         return None, None
-    e, fam = port.engine, port.family
-    mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
-    if env.is_async or "next" not in mode or port.obs_structure is not None:
+    pool = env.pool
+    e = pool.engine
+    spec = getattr(pool.family, "spec", None)       # a SpecFamily's FamilySpec
+    if spec is None or env.is_async or not pool.next_step or pool.obs_structure is not None:
         return None, None
+    native = spec.native
+    may_load = native is not None and native.actions
     actions = getattr(e, "actions", None)
     if not isinstance(actions, np.ndarray) or not actions.flags.c_contiguous:
         return None, None
     space = env.single_action_space
     act_f32, n = None, 0
-    module = _family_module(fam)
     if isinstance(space, gym.spaces.Discrete):
         if actions.shape != (env.num_envs,) or actions.dtype.kind not in "iu" or \
                 int(space.start) != 0:
             return None, None
-        setter = getattr(e, "set_actions", None)
-        if setter is not None and not module.startswith("cypool.atari"):
+        if not may_load and (spec.load_actions is not None or
+                             getattr(e, "set_actions", None) is not None):
             return None, None
         n = int(space.n)
-    elif isinstance(space, gym.spaces.Box) and module.startswith("cypool.mujoco"):
+    elif isinstance(space, gym.spaces.Box) and may_load:
         act_f32 = getattr(e, "act_f32", None)
         if actions.shape != (env.num_envs,) + space.shape or act_f32 is None:
             return None, None
         act_f32 = np.asarray(act_f32)
     else:
         return None, None
-    # info keys in C where the family's extra_info is known: none (spec families), MuJoCo's
-    # warning counts, Atari's (env_id; game_length's and game_return's masks only where
-    # game_length > 0)
-    from cypool._core.spec import SpecFamily
-    mujoco = module.startswith("cypool.mujoco")
-    atari = module.startswith("cypool.atari")
-    native_info = mujoco or atari or isinstance(fam, SpecFamily)
+    # info keys in C: as laid out, the engine's warning counts (MuJoCo's extra_info), and
+    # masks the spec says its extra_info narrows (Atari's game_length > 0)
+    warnings = getattr(e, "warnings", None)
     layout = {k: (col, w, dt, on_step, on_reset)
-              for k, col, w, dt, on_step, on_reset in port.info_layout}
-    refine = {}
-    if atari and "game_length" in layout:
-        refine = {"_game_length": layout["game_length"][0],
-                  "_game_return": layout["game_length"][0]}
+              for k, col, w, dt, on_step, on_reset in pool.info_layout}
+    refine = {mask: layout[key][0] for mask, key in (native.info_masks if native else ())
+              if key in layout}
     canon = canon or (lambda d: d)
     roles = []
     for p in paths:
@@ -305,9 +305,9 @@ def _native_step(env, port, paths, canon=None):
             roles.append(_native.ROLE_ENV_ID)
         elif key == "_env_id":
             roles.append(_native.ROLE_ENV_ID_MASK)
-        elif native_info and mujoco and base == "mujoco_warnings":
+        elif warnings is not None and base == "mujoco_warnings":
             roles.append(_native.ROLE_WARN if key == base else _native.ROLE_WARN_MASK)
-        elif native_info and base in layout and _exact_in_c(layout[base][2], canon):
+        elif base in layout and _exact_in_c(layout[base][2], canon):
             col, w, _, on_step, on_reset = layout[base]
             roles.append((_native.ROLE_INFO if key == base else _native.ROLE_INFO_MASK,
                           col, w, on_step, on_reset, refine.get(key, -1)))
@@ -316,8 +316,7 @@ def _native_step(env, port, paths, canon=None):
     sources = [e.outputs["obs"], e.reward, e.terminated, e.truncated]
     try:
         native = _native.NativeStep(e, actions, act_f32, n, sources, roles, e.info,
-                                    e.info_kind_arr, getattr(e, "warnings", None) if mujoco
-                                    else None)
+                                    e.info_kind_arr, warnings)
     except ValueError:
         return None, None
     return native, [r if isinstance(r, int) else r[0] for r in roles]
@@ -375,8 +374,7 @@ def make_xla(env, *, envpool: bool = False):
     from cypool.xla._build import load
     jax, target = load()
     jnp = jax.numpy
-    port = env.native_port()
-    port.check_open()
+    env.check_open()
     if not envpool:
         mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
         if "same" in mode:
@@ -385,18 +383,18 @@ def make_xla(env, *, envpool: bool = False):
                              "cannot hold")
         if getattr(env.pool, "unit", 1) != 1:      # a population's whole-member queue items
             raise ValueError("cypool: xla() on a population's pool is not supported")
-        template = _vector_template(port, env.batch_size)
+        template = _vector_template(env.pool, env.batch_size)
     else:
-        template = _envpool_template(env, port)
-    adapter = _Adapter(env, port, template, envpool, jax.dtypes.canonicalize_dtype)
+        template = _envpool_template(env)
+    adapter = _Adapter(env, template, envpool, jax.dtypes.canonicalize_dtype)
     token = register(adapter)
     weakref.finalize(env, unregister, token)
     if adapter.native is not None and not adapter.py_rows:
         # every result in C: the handler's fast route steps it without a Python frame
-        from cypool.xla import _native
+        import cypool.xla._native as _native
         try:
-            _native.bind(token, adapter.native, port)
-        except ValueError:          # a port without a bool in-flight array: Python route
+            _native.bind(token, adapter.native, adapter)
+        except ValueError:          # no bool in-flight array: the Python route
             pass
     space = env.single_action_space
 

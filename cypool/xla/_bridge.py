@@ -46,7 +46,7 @@ def unregister(token: int) -> None:
     with _reg_lock:
         _adapters.pop(token, None)
     try:
-        from cypool.xla import _native
+        import cypool.xla._native as _native
     except ImportError:             # not built: nothing was bound
         return
     _native.unbind(token)

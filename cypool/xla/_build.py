@@ -197,7 +197,8 @@ def load():
         if "lib" not in _state:
             path, cmd = library_path(jax)
             lib = _open(path, cmd)
-            from cypool.xla import _bridge, _native
+            import cypool.xla._bridge as _bridge
+            import cypool.xla._native as _native
             lib.cypool_xla_set_dispatch.argtypes = [ctypes.py_object] * 3
             lib.cypool_xla_set_dispatch.restype = ctypes.c_int
             if lib.cypool_xla_set_dispatch(_bridge.dispatch, _native.native_step_capsule(),

@@ -200,8 +200,8 @@ cdef class NativeStep:
     cdef int64_t info_w
     cdef const uint8_t* kind_p    # which keys each row holds (INFO_STEP / INFO_RESET)
     cdef const int64_t* warn_p    # MuJoCo's warning counts, or NULL
-    # the fast call's view of the façade (bind()): its NativePort (which holds the env
-    # weakly), its lock's methods and its in-flight flags
+    # the fast call's view of the env (bind()): the xla() adapter (which holds the env
+    # weakly), the env's lock's methods and its in-flight flags
     cdef object port
     cdef object lock_acquire
     cdef object lock_release
@@ -298,8 +298,8 @@ cdef class NativeStep:
 
     def bind(self, port):
         """Let the fast call (_fast_call) do VectorEnv.step's checks itself: ``port`` is the
-        NativePort (vector.py) of the façade whose engine this steps, which holds it weakly;
-        its in-flight flags are read directly."""
+        xla() adapter (cypool/xla/__init__.py) of the env whose engine this steps, which
+        holds it weakly; its in-flight flags (the Pool's) are read directly."""
         flight = port.in_flight
         if not isinstance(flight, np.ndarray) or flight.dtype != np.bool_ or \
                 flight.shape != (self.engine.num_envs,) or not flight.flags.c_contiguous:

@@ -324,7 +324,7 @@ def test_quadruped_escape_snapshot_rebuilds_the_terrain():
     env.reset(seed=3)
     a = np.full((2, 12), 0.2)
     env.step(a)
-    models = env.pool.family._env_models        # env i: models 2i (and its twin 2i + 1)
+    models = env.pool.family.state.env_models   # env i: models 2i (and its twin 2i + 1)
     hf0 = models[0].hfield_data.copy()
     assert not np.array_equal(hf0, models[2].hfield_data)
     state = env.pool.engine.get_state(np.array([0], dtype=np.int64))
