@@ -1,0 +1,116 @@
+"""python -m bench.multiagent [--module simple_spread_v3] [--envs 16 256] [--threads 2]
+
+Multi-agent envs side by side in one run, each system in its own process, with a fixed
+action batch (the policy costs nothing):
+
+  cypool       cypool.multiagent.mpe2.<module>.vec_env(N, num_threads=T)
+  reference    N mpe2 parallel_envs stepped in a Python loop (what MARL users run today),
+               each reset when its agents are all done
+  supersuit    SuperSuit's concat_vec_envs_v1(pettingzoo_env_to_vec_env_v1(env), N) (one
+               process, num_cpus=0), the flat layout CleanRL uses
+
+Reports env steps/s (one env step = one step of every agent of one env) and cypool's ratio
+to each system.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CHILD = r"""
+import importlib, json, sys, time
+import numpy as np
+system, module, n, threads, seconds = sys.argv[1:6]
+n, threads, seconds = int(n), int(threads), float(seconds)
+kw = dict(max_cycles=25)
+
+def rate(step):
+    for _ in range(30):
+        step()
+    calls, t0 = 0, time.perf_counter()
+    while True:
+        for _ in range(10):
+            step()
+        calls += 10
+        dt = time.perf_counter() - t0
+        if dt >= seconds:
+            return n * calls / dt
+
+if system == "cypool":
+    mod = getattr(importlib.import_module("cypool.multiagent.mpe2"), module)
+    env = mod.vec_env(n, num_threads=threads, **kw)
+    env.reset(seed=0)
+    acts = {a: np.ones(n, np.int64) for a in env.possible_agents}
+    step = lambda: env.step(acts)
+elif system == "reference":
+    mod = importlib.import_module(f"mpe2.{module}")
+    envs = [mod.parallel_env(**kw) for _ in range(n)]
+    for i, e in enumerate(envs):
+        e.reset(seed=i)
+    def step():
+        for e in envs:
+            if not e.agents:
+                e.reset()
+            else:
+                e.step({a: 1 for a in e.agents})
+else:
+    import supersuit as ss
+    mod = importlib.import_module(f"mpe2.{module}")
+    par = mod.parallel_env(**kw)
+    env = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(par), n, num_cpus=0,
+                                base_class="gymnasium")
+    env.reset(seed=0)
+    acts = np.ones(env.num_envs, np.int64)
+    step = lambda: env.step(acts)
+print(json.dumps({"steps_per_s": rate(step)}))
+"""
+
+SYSTEMS = ["cypool", "reference", "supersuit"]
+
+
+def run_child(system, module, n, threads, seconds):
+    proc = subprocess.run([sys.executable, "-c", CHILD, system, module, str(n), str(threads),
+                           str(seconds)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--module", default="simple_spread_v3")
+    ap.add_argument("--envs", type=int, nargs="+", default=[16, 256])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--systems", nargs="+", default=SYSTEMS)
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+    results = {}
+    print(f"mpe2 {args.module}, {args.threads} threads (env steps/s)")
+    print(f"{'envs':>6} " + " ".join(f"{s:>12}" for s in args.systems) + "   cypool / each")
+    for n in args.envs:
+        row = {s: run_child(s, args.module, n, args.threads, args.seconds)
+               for s in args.systems}
+        results[n] = row
+        cells = [f"{row[s]['steps_per_s'] / 1e3:11.1f}k" if "steps_per_s" in row[s]
+                 else f"{'error':>12}" for s in args.systems]
+        ours = row.get("cypool", {}).get("steps_per_s")
+        ratios = [f"{s} {ours / row[s]['steps_per_s']:.1f}x" for s in args.systems
+                  if s != "cypool" and ours and "steps_per_s" in row[s]]
+        print(f"{n:>6} " + " ".join(cells) + "   " + ", ".join(ratios))
+        for s in args.systems:
+            if "error" in row[s]:
+                print(f"       {s}: {row[s]['error']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"module": args.module, "threads": args.threads, "results": results},
+                      f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
