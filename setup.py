@@ -15,11 +15,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).parent.resolve()
 sys.path.insert(0, str(ROOT))  # build backends do not put the project on sys.path
@@ -164,7 +166,24 @@ debug = _env_flag("CYPOOL_CYTHON_DEBUG")
 directives = dict(language_level=3, boundscheck=debug, wraparound=False, initializedcheck=debug,
                   nonecheck=False, cdivision=True, embedsignature=True)
 
+class ProgressBuildExt(build_ext):
+    """Prints one line per compiled extension (stderr: `pip install -v .` shows them; pip's
+    default verbosity shows only its spinner), so a 4-8 minute build says where it is."""
+
+    def build_extensions(self):
+        self._done, self._t0 = 0, time.monotonic()
+        super().build_extensions()
+
+    def build_extension(self, ext):
+        n = len(self.extensions)
+        print(f"cypool: [{self._done + 1}/{n}] compiling {ext.name} "
+              f"({time.monotonic() - self._t0:.0f} s)", file=sys.stderr, flush=True)
+        super().build_extension(ext)
+        self._done += 1
+
+
 setup(
     ext_modules=cythonize(extensions, compiler_directives=directives,
                           nthreads=int(os.environ.get("CYPOOL_BUILD_JOBS", os.cpu_count() or 1))),
+    cmdclass={"build_ext": ProgressBuildExt},
 )
