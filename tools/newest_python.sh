@@ -70,9 +70,18 @@ one.close()
 if grep -q "n/a" "$WORK/first.txt"; then
     echo "newest_python.sh: python -m cypool left a row unmeasured on a plain install"; exit 1
 fi
+# the README's notebook install, `pip install ".[notebook]"`: its extra's requirements (read
+# from pyproject.toml, so this is that line without rebuilding the cypool just installed),
+# then examples/quickstart.ipynb top to bottom in a kernel of this venv
+NB_REQS=$("$VPY" -c "import tomllib; print(' '.join(tomllib.load(open('$WORK/src/pyproject.toml', 'rb'))['project']['optional-dependencies']['notebook']))")
+"$VPY" -m pip install -q $NB_REQS
+(cd "$WORK" && "$VPY" -m nbconvert --to notebook --execute \
+    --ExecutePreprocessor.timeout=300 --ExecutePreprocessor.kernel_name=python3 \
+    --output "$WORK/quickstart.out.ipynb" src/examples/quickstart.ipynb)
+echo "newest_python.sh: the notebook ran from the notebook install (${SECONDS}s)"
 # the tests' own needs: pytest
 "$VPY" -m pip install -q pytest
-if "$VPY" -m pip list --format=freeze | grep -qi -E "^(torch|envpool|ray)"; then
+if "$VPY" -m pip list --format=freeze | grep -qi -E "^(torch|envpool|ray)=="; then
     echo "newest_python.sh: the venv holds a test extra; it must not"; exit 1
 fi
 # PYTHONSAFEPATH: the working directory (the checkout) is not put on sys.path
