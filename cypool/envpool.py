@@ -47,10 +47,16 @@ C++ ports (their ``std::mt19937`` draws, Blackjack's card order and "any ace" ``
 FrozenLake's slip rule); EnvPool options that select another variant (Pendulum's
 ``version=0``, FrozenLake sizes other than 4 and 8) are refused, and EnvPool's
 ``Pendulum-v0``, ``Catch-v0`` and ``NChain-v0`` are not served; ``from_pixels=True`` (with
-``render_width``, ``render_height``, ``render_camera_id``) gives EnvPool's channels-first ``(3, H, W)`` uint8 observations, the
-frames of gymnasium's renderer; ``make_dm`` (dm_env) and ``render()`` are not offered;
-``xla()`` is cypool's (:mod:`cypool.xla`, through ``jax.ffi``). Invalid
-options raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
+``render_width``, ``render_height``, ``render_camera_id``) gives EnvPool's channels-first
+``(3, H, W)`` uint8 observations, the frames of gymnasium's renderer; ``render()`` is not
+offered; ``xla()`` is cypool's (:mod:`cypool.xla`, through ``jax.ffi``). Invalid options
+raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
+
+``make_dm`` (and ``make(..., env_type="dm")``) gives EnvPool's dm_env interface for every
+served id, ``xla()`` included: a conversion of the same gymnasium env's results into EnvPool's
+``TimeStep``s (:mod:`cypool._envpool_dm`). ``register_as_envpool()`` makes ``import envpool``
+give this module, for libraries that import EnvPool themselves (TorchRL's
+``MultiThreadedEnv``); docs/migration.md says what TorchRL also needs (``gym``).
 """
 from __future__ import annotations
 
@@ -62,13 +68,14 @@ import numpy as np
 import gymnasium as gym
 from gymnasium.vector import AutoresetMode
 
+from cypool import _envpool_dm as _dm
 from cypool._validate import check_int, check_pool_size
 from cypool.errors import ClosedEnvError
 from cypool.make import make_vec
 from cypool.registry import family_for, spec_of, specs
 
 __all__ = ["make", "make_gym", "make_gymnasium", "make_spec", "make_dm", "list_all_envs",
-           "EnvSpec"]
+           "EnvSpec", "register_as_envpool"]
 # The EnvPool release whose API this module mirrors (its contract; tests check it against
 # that release).
 ENVPOOL_API_VERSION = "1.2.5"
@@ -295,8 +302,12 @@ def make(task_id: str, env_type: str, **kwargs) -> "EnvPoolEnv":
 
 
 def make_dm(task_id: str, **kwargs):
-    raise NotImplementedError("cypool.envpool offers EnvPool's gymnasium API only (dm_env's "
-                              "TimeStep API is not implemented); use make_gymnasium")
+    """EnvPool's ``make_dm``: the same pool as ``make_gymnasium`` (options, seeds, engine)
+    with EnvPool's dm_env interface: ``reset``/``step``/``recv`` return a
+    ``dm_env.TimeStep`` whose observation is EnvPool's ``State`` namedtuple (see
+    :mod:`cypool._envpool_dm`); needs the ``dm_env`` package."""
+    cls = _dm.dm_class()            # dm_env missing: ImportError before any pool is built
+    return cls(make_gymnasium(task_id, **kwargs))
 
 
 def _rows(obs, ids):
@@ -374,6 +385,9 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         kind = self._names.family or self.task_id.split("/")[-1].split("-v")[0]
         return (f"{kind}GymnasiumEnvPool(cypool, num_envs={self.num_envs}, "
                 f"batch_size={self.batch_size})")
+
+    def __str__(self):          # EnvPool's (gymnasium.Env's reads spec.id, which it has not)
+        return self.__repr__()
 
     # ------------------------------------------------------------------ results
     def _ids(self, env_id):
@@ -550,6 +564,12 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         from cypool.xla import make_xla
         return make_xla(self, envpool=True)
 
+    @property
+    def truncation_discount(self) -> float:
+        """The dm_env discount EnvPool gives a truncated step (``make_dm``): 0 (its time
+        limit ends the episode), but 1 for dm_control's ids (dm_control's time limit)."""
+        return 1.0 if (self._names.family or "").startswith("Dmc") else 0.0
+
     # what cypool.xla reads to lay out its results (and check_open)
     @property
     def reward_dtype(self):
@@ -572,3 +592,70 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def close(self, **kwargs):
         self.pool.close()
+
+
+# EnvPool's classes that clients type-check (TorchRL: envpool.python.envpool.EnvPoolMixin)
+EnvPoolMixin = _dm.EnvPoolMixin
+EnvPoolMixin.register(EnvPoolEnv)
+_dm.GymnasiumEnvPoolMixin.register(EnvPoolEnv)
+
+
+def register_as_envpool():
+    """Make ``import envpool`` give this module, for libraries that import EnvPool
+    themselves (TorchRL's ``MultiThreadedEnv``, ARLBench): call it once, before they import
+    ``envpool``. Installs ``sys.modules`` entries for ``envpool`` (``make``, ``make_gym``,
+    ``make_gymnasium``, ``make_dm``, ``make_spec``, ``list_all_envs``, ``__version__``
+    1.2.5), ``envpool.registration``, ``envpool.python``, ``envpool.python.envpool``
+    (``EnvPoolMixin``, which every env of this module is an instance of),
+    ``envpool.python.protocol``, ``envpool.python.gymnasium_envpool`` and
+    ``envpool.python.dm_envpool``. Calling it again returns the same module; it raises
+    RuntimeError when the real EnvPool is already imported (objects made from it would
+    mix with cypool's)."""
+    import importlib.machinery
+    import sys
+    import types
+
+    have = sys.modules.get("envpool")
+    if have is not None:
+        if getattr(have, "__cypool__", False):
+            return have
+        raise RuntimeError(
+            f"register_as_envpool(): the real EnvPool is already imported "
+            f"({getattr(have, '__file__', have)!r}); call "
+            "cypool.envpool.register_as_envpool() before anything imports envpool (e.g. at "
+            "the top of the script, before importing torchrl)")
+    this = sys.modules[__name__]
+
+    def module(name, doc, is_package=False, **attrs):
+        m = types.ModuleType(name, doc)
+        m.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=is_package)
+        if is_package:
+            m.__path__ = []
+        m.__cypool__ = True
+        m.__dict__.update(attrs)
+        return m
+
+    api = dict(make=make, make_gym=make_gym, make_gymnasium=make_gymnasium, make_dm=make_dm,
+               make_spec=make_spec, list_all_envs=list_all_envs)
+    mods = {
+        "envpool.python.envpool": module("envpool.python.envpool", "cypool's EnvPoolMixin",
+                                         EnvPoolMixin=EnvPoolMixin),
+        "envpool.python.protocol": module("envpool.python.protocol", "cypool's protocol",
+                                          EnvPool=EnvPoolMixin, EnvSpec=EnvSpec),
+        "envpool.python.gymnasium_envpool": module(
+            "envpool.python.gymnasium_envpool", "cypool's gymnasium mixin",
+            GymnasiumEnvPoolMixin=_dm.GymnasiumEnvPoolMixin),
+        "envpool.python.dm_envpool": module("envpool.python.dm_envpool", "cypool's dm mixin",
+                                            DMEnvPoolMixin=_dm.DMEnvPoolMixin),
+        "envpool.registration": module("envpool.registration", "cypool's registry", **api),
+    }
+    python = module("envpool.python", "cypool.envpool's stand-in for envpool.python",
+                    is_package=True, **{k.rsplit(".", 1)[1]: m for k, m in mods.items()
+                                        if k.startswith("envpool.python.")})
+    top = module("envpool", this.__doc__, is_package=True, **api, python=python,
+                 registration=mods["envpool.registration"], EnvSpec=EnvSpec,
+                 __version__=ENVPOOL_API_VERSION, cypool_module=this)
+    sys.modules.update(mods)
+    sys.modules["envpool.python"] = python
+    sys.modules["envpool"] = top        # last: a half-installed set is never "registered"
+    return top
