@@ -1,11 +1,13 @@
-"""python -m bench.multiagent [--module simple_spread_v3] [--envs 16 256] [--threads 2]
+"""python -m bench.multiagent [--module simple_spread_v3 | mamujoco:Ant:2x4] [--envs 16 256]
 
 Multi-agent envs side by side in one run, each system in its own process, with a fixed
 action batch (the policy costs nothing):
 
-  cypool       cypool.multiagent.mpe2.<module>.vec_env(N, num_threads=T)
-  reference    N mpe2 parallel_envs stepped in a Python loop (what MARL users run today),
-               each reset when its agents are all done
+  cypool       cypool.multiagent.mpe2.<module>.vec_env(N, num_threads=T) (MaMuJoCo:
+               cypool.multiagent.mamujoco_v1.vec_env(N, scenario, agent_conf))
+  reference    N reference parallel_envs (mpe2's, or gymnasium_robotics.mamujoco_v1's)
+               stepped in a Python loop (what MARL users run today), each reset when its
+               agents are all done
   supersuit    SuperSuit's concat_vec_envs_v1(pettingzoo_env_to_vec_env_v1(env), N) (one
                process, num_cpus=0), the flat layout CleanRL uses
 
@@ -26,7 +28,18 @@ import importlib, json, sys, time
 import numpy as np
 system, module, n, threads, seconds = sys.argv[1:6]
 n, threads, seconds = int(n), int(threads), float(seconds)
-kw = dict(max_cycles=25)
+mamujoco = module.startswith("mamujoco:")
+kw = {} if mamujoco else dict(max_cycles=25)
+
+def reference_env():
+    if mamujoco:
+        from gymnasium_robotics import mamujoco_v1
+        _, scenario, conf = module.split(":")
+        return mamujoco_v1.parallel_env(scenario, conf)
+    return importlib.import_module(f"mpe2.{module}").parallel_env(**kw)
+
+def one_action(space):
+    return 1 if hasattr(space, "n") else np.zeros(space.shape, space.dtype)
 
 def rate(step):
     for _ in range(30):
@@ -41,14 +54,18 @@ def rate(step):
             return n * calls / dt
 
 if system == "cypool":
-    mod = getattr(importlib.import_module("cypool.multiagent.mpe2"), module)
-    env = mod.vec_env(n, num_threads=threads, **kw)
+    if mamujoco:
+        from cypool.multiagent import mamujoco_v1
+        _, scenario, conf = module.split(":")
+        env = mamujoco_v1.vec_env(n, scenario, conf, num_threads=threads)
+    else:
+        mod = getattr(importlib.import_module("cypool.multiagent.mpe2"), module)
+        env = mod.vec_env(n, num_threads=threads, **kw)
     env.reset(seed=0)
-    acts = {a: np.ones(n, np.int64) for a in env.possible_agents}
+    acts = {a: np.stack([one_action(sp)] * n) for a, sp in env.action_spaces.items()}
     step = lambda: env.step(acts)
 elif system == "reference":
-    mod = importlib.import_module(f"mpe2.{module}")
-    envs = [mod.parallel_env(**kw) for _ in range(n)]
+    envs = [reference_env() for _ in range(n)]
     for i, e in enumerate(envs):
         e.reset(seed=i)
     def step():
@@ -56,15 +73,14 @@ elif system == "reference":
             if not e.agents:
                 e.reset()
             else:
-                e.step({a: 1 for a in e.agents})
+                e.step({a: one_action(e.action_space(a)) for a in e.agents})
 else:
     import supersuit as ss
-    mod = importlib.import_module(f"mpe2.{module}")
-    par = mod.parallel_env(**kw)
+    par = reference_env()
     env = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(par), n, num_cpus=0,
                                 base_class="gymnasium")
     env.reset(seed=0)
-    acts = np.ones(env.num_envs, np.int64)
+    acts = np.stack([one_action(env.action_space)] * env.num_envs)
     step = lambda: env.step(acts)
 print(json.dumps({"steps_per_s": rate(step)}))
 """

@@ -423,6 +423,58 @@ cdef class MjPool(Engine):
         return np.array(<double[:self.task_state + 1]> (self.tstate + i * self.task_state))[
             :self.task_state]
 
+    def data_sizes(self):
+        """{field: doubles per env} of the mjData arrays :meth:`read_data` copies."""
+        m = self.m
+        return {"qpos": m.nq, "qvel": m.nv, "cinert": 10 * m.nbody, "cvel": 6 * m.nbody,
+                "qfrc_actuator": m.nv, "cfrc_ext": 6 * m.nbody}
+
+    def read_data(self, fields, double[:, ::1] out):
+        """Copy the mjData arrays ``fields`` (names of :meth:`data_sizes`) of every env, each
+        row the fields concatenated in the given order, into ``out`` (num_envs, total): what
+        the env's data holds after its last step or reset (call with no env in flight)."""
+        cdef Py_ssize_t i, k, off, nf, total = 0
+        cdef int codes[6]
+        cdef Py_ssize_t lens[6]
+        cdef mjData* d
+        cdef const double* src
+        sizes = self.data_sizes()
+        names = list(sizes)
+        fields = list(fields)
+        if not 0 < len(fields) <= 6 or len(set(fields)) != len(fields):
+            raise ValueError(f"cypool: read_data takes 1 to 6 distinct fields, got {fields}")
+        nf = len(fields)
+        for k in range(nf):
+            if fields[k] not in sizes:
+                raise ValueError(f"cypool: unknown mjData field {fields[k]!r} (known: {names})")
+            codes[k] = names.index(fields[k])
+            lens[k] = sizes[fields[k]]
+            total += lens[k]
+        if out.shape[0] != self.num_envs or out.shape[1] != total:
+            raise ValueError(f"cypool: read_data needs an out of shape ({self.num_envs}, "
+                             f"{total}), got ({out.shape[0]}, {out.shape[1]})")
+        for i in range(self.num_envs):
+            if self.env_m[i] != self.m:
+                raise ValueError("cypool: read_data needs one model for every env")
+        for i in range(self.num_envs):
+            d = self.d[i]
+            off = 0
+            for k in range(nf):
+                if codes[k] == 0:
+                    src = d.qpos
+                elif codes[k] == 1:
+                    src = d.qvel
+                elif codes[k] == 2:
+                    src = d.cinert
+                elif codes[k] == 3:
+                    src = d.cvel
+                elif codes[k] == 4:
+                    src = d.qfrc_actuator
+                else:
+                    src = d.cfrc_ext
+                memcpy(&out[i, off], src, lens[k] * sizeof(double))
+                off += lens[k]
+
     def clear_task_state(self, Py_ssize_t i):
         """Zero env i's task state (a seeded reset of a dm_control env: a new RandomState
         has no cached Gaussian)."""

@@ -2,7 +2,8 @@
 
 Version 1 of this API (``API_VERSION``):
 
-- import swaps, one module per env: ``from cypool.multiagent.mpe2 import simple_spread_v3``;
+- import swaps, one module per env: ``from cypool.multiagent.mpe2 import simple_spread_v3``
+  (mpe2's particle worlds), ``from cypool.multiagent import mamujoco_v1`` (MaMuJoCo);
   ``simple_spread_v3.parallel_env(**kwargs)`` is a PettingZoo ``ParallelEnv``,
   ``.env(**kwargs)`` its AEC form, ``.vec_env(num_envs, num_threads=None, **kwargs)`` a
   :class:`VecEnv`;

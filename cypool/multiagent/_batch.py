@@ -38,15 +38,52 @@ def _orphan_in_child():
 os.register_at_fork(after_in_child=_orphan_in_child)
 
 
-def agents_of(family):
-    """``possible_agents`` of a multi-agent family (its Dict spaces' keys), checked."""
-    obs, act = family.single_observation_space, family.single_action_space
-    if not (isinstance(obs, spaces.Dict) and isinstance(act, spaces.Dict)
-            and list(obs.keys()) == list(act.keys())
-            and any(key == "rewards" for key, *_ in family.info_layout)):
-        raise ValueError("cypool.multiagent: this id is not a multi-agent env (its spaces "
-                         "must be Dicts keyed by agent and its info must carry 'rewards')")
-    return list(obs.keys())
+class DictAgents:
+    """The agent view of a multi-agent family: its spaces are Dicts keyed by agent (in
+    ``possible_agents`` order), its info carries ``"rewards"`` (one column per agent) and,
+    where agents end apart, ``"terminations"``."""
+
+    def __init__(self, family):
+        obs, act = family.single_observation_space, family.single_action_space
+        keys = [key for key, *_ in family.info_layout]
+        if not (isinstance(obs, spaces.Dict) and isinstance(act, spaces.Dict)
+                and list(obs.keys()) == list(act.keys()) and "rewards" in keys):
+            raise ValueError("cypool.multiagent: this id is not a multi-agent env (its spaces "
+                             "must be Dicts keyed by agent and its info must carry "
+                             "'rewards')")
+        self.possible_agents = list(obs.keys())
+        self.observation_spaces = dict(obs.spaces)
+        self.action_spaces = dict(act.spaces)
+        self.agent_terminations = "terminations" in keys
+
+    def load_actions(self, pool, actions):
+        pool.family.load_actions(actions, None)
+
+    def observations(self, pool, obs):
+        return obs
+
+    def rewards(self, n, rew, info):
+        """(n, agents) float64."""
+        return info["rewards"].reshape(n, -1)        # one agent: a 1-D column
+
+    def terminations(self, n, term, info):
+        """(n, agents) bool."""
+        if not self.agent_terminations:
+            return np.repeat(term[:, None], len(self.possible_agents), axis=1)
+        return info["terminations"].reshape(n, -1).astype(np.bool_)
+
+    def infos(self, info):
+        return {a: {} for a in self.possible_agents}
+
+    # one env (ParallelEnv): mpe2 gives Python float rewards and empty infos
+    reward_type = float
+
+    def single_infos(self, info, agents):
+        return {a: {} for a in agents}
+
+    def state(self, pool, obs):
+        return np.concatenate([obs[a].reshape(pool.num_envs, -1)
+                               for a in self.possible_agents], axis=1)
 
 
 class VecEnv:
@@ -57,7 +94,8 @@ class VecEnv:
     takes ``{agent: array (num_envs, ...)}`` and returns ``(observations, rewards,
     terminations, truncations, infos)``, each ``{agent: array (num_envs, ...)}``
     (observations in the agent's dtype, rewards float64, flags bool); ``infos`` is
-    ``{agent: {}}``.
+    ``{agent: info}``, the family's batched info (mpe2: ``{}``; MaMuJoCo: the task's info
+    dict, shared by the agents).
 
     Autoreset is gymnasium's next-step mode: an env whose agents have all ended restarts on
     the next ``step``, which ignores its actions and reports rewards 0 and flags False for
@@ -68,14 +106,16 @@ class VecEnv:
     """
 
     def __init__(self, env_id: str, num_envs: int, *, num_threads: int | None = None,
-                 render_mode=None, copy: bool = True, **kwargs):
+                 render_mode=None, copy: bool = True, agents=DictAgents, **kwargs):
+        """``agents(family)``: the agent view of the family's envs (default
+        :class:`DictAgents`; MaMuJoCo's partitions a single-agent MuJoCo task)."""
         self._closed = True
         self._lock = threading.RLock()
         req = request(env_id, num_envs, num_threads=num_threads, task_kwargs=kwargs)
         fam = req.family.make(req.env_id, req.num_envs, req.num_threads,
                               req.max_episode_steps, req.task_kwargs)
         try:
-            self.possible_agents = agents_of(fam)
+            self.agents_view = view = agents(fam)
             modes = fam.metadata.get("render_modes", [])
             if render_mode is not None and render_mode not in modes:
                 raise ValueError(f"render_mode={render_mode!r} is not offered by "
@@ -91,14 +131,12 @@ class VecEnv:
         self.render_mode = render_mode
         self.metadata = dict(fam.metadata)
         self.copy = bool(copy)
-        self.observation_spaces = dict(fam.single_observation_space.spaces)
-        self.action_spaces = dict(fam.single_action_space.spaces)
+        self.possible_agents = list(view.possible_agents)
+        self.observation_spaces = dict(view.observation_spaces)
+        self.action_spaces = dict(view.action_spaces)
         self.pool = pool = Pool(fam, autoreset_mode=AutoresetMode.NEXT_STEP)
-        self._term_col = None
-        for key, col, width, *_ in pool.info_layout:
-            if key == "terminations":
-                self._term_col = (col, width)
         self.active = {a: np.zeros(n, np.bool_) for a in self.possible_agents}
+        self.last_info = {}                      # the family's info dict of the last call
         self._has_reset = False
         _LIVE.add(self)
         pool.engine.start_workers(self.num_threads - 1)
@@ -132,10 +170,11 @@ class VecEnv:
             pool.set_reset_ops(mask)
             self._has_reset = True
             pool.run()
-            obs = pool.gather(None, out=self._out)[0]
+            obs, _, _, _, info = pool.gather(None, out=self._out)
+            self.last_info = info
             for a in self.possible_agents:
                 self.active[a][mask] = True
-            return obs, self._infos()
+            return self.agents_view.observations(pool, obs), self.agents_view.infos(info)
 
     def step(self, actions):
         """Step every env with its row of each agent's actions."""
@@ -144,25 +183,24 @@ class VecEnv:
             if not self._has_reset:
                 raise RuntimeError("cypool: call reset() before step()")
             pool = self.pool
-            pool.family.load_actions(actions, None)
+            view = self.agents_view
+            view.load_actions(pool, actions)
             restarting = pool.done.copy()        # these envs reset now (next-step mode)
             pool.set_ops(None)
             pool.run()
-            obs, _, term, trunc, info = pool.gather(None, out=self._out)
-            rewards = info["rewards"].reshape(self.num_envs, -1)    # width 1: 1-D
-            agent_term = self._agent_terms(info, term)
+            obs, rew, term, trunc, info = pool.gather(None, out=self._out)
+            self.last_info = info
+            n = self.num_envs
+            rewards = view.rewards(n, rew, info)
+            agent_term = view.terminations(n, term, info)
             out_rew, out_term, out_trunc = {}, {}, {}
             for k, a in enumerate(self.possible_agents):
                 out_rew[a] = rewards[:, k].copy()
                 out_term[a] = agent_term[:, k].copy()
                 out_trunc[a] = trunc.copy()
             self._update_active(agent_term, term | trunc, restarting)
-            return obs, out_rew, out_term, out_trunc, self._infos()
-
-    def _agent_terms(self, info, term):
-        if self._term_col is None:
-            return np.repeat(term[:, None], len(self.possible_agents), axis=1)
-        return info["terminations"].reshape(self.num_envs, -1).astype(np.bool_)
+            return (view.observations(pool, obs), out_rew, out_term, out_trunc,
+                    view.infos(info))
 
     def _update_active(self, agent_term, done, restarting):
         """After a step: every agent of an env that restarted is active again; an agent
@@ -172,9 +210,6 @@ class VecEnv:
             act &= ~(agent_term[:, k] | done)
             act[restarting] = True
 
-    def _infos(self):
-        return {a: {} for a in self.possible_agents}
-
     # ------------------------------------------------------------------ the rest
     def state(self):
         """The global state of each env: its agents' observations concatenated in
@@ -182,9 +217,7 @@ class VecEnv:
         with self._lock:
             self._check_open()
             e = self.pool.engine
-            obs = self.pool.obs(e.outputs, lambda x: x)
-            return np.concatenate([obs[a].reshape(self.num_envs, -1)
-                                   for a in self.possible_agents], axis=1)
+            return self.agents_view.state(self.pool, self.pool.obs(e.outputs, np.copy))
 
     def render(self, env_ids=None):
         """``render_mode="rgb_array"``: one frame per env (or per id of ``env_ids``)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from pettingzoo import ParallelEnv as _PZParallelEnv
 
-from cypool.multiagent._batch import VecEnv
+from cypool.multiagent._batch import DictAgents, VecEnv
 
 __all__ = ["ParallelEnv"]
 
@@ -18,8 +18,10 @@ class ParallelEnv(_PZParallelEnv):
     agent. When every agent has ended, ``agents`` is empty and ``step`` returns empty dicts
     until ``reset``."""
 
-    def __init__(self, env_id: str, *, render_mode=None, **kwargs):
-        self._vec = VecEnv(env_id, 1, num_threads=1, render_mode=render_mode, **kwargs)
+    def __init__(self, env_id: str, *, render_mode=None, agents=DictAgents, **kwargs):
+        self._vec = VecEnv(env_id, 1, num_threads=1, render_mode=render_mode, agents=agents,
+                           **kwargs)
+        self._view = self._vec.agents_view
         self.env_id = self._vec.env_id
         self.possible_agents = list(self._vec.possible_agents)
         self.agents = []
@@ -44,10 +46,11 @@ class ParallelEnv(_PZParallelEnv):
         return self._act_spaces[agent]
 
     def reset(self, seed=None, options=None):
-        """``options`` is accepted and ignored, as the reference's mpe2 envs do."""
+        """``options`` is accepted and ignored, as the reference's envs do."""
         obs, _ = self._vec.reset(seed=seed)
         self.agents = self.possible_agents[:]
-        return {a: obs[a][0] for a in self.agents}, {a: {} for a in self.agents}
+        info = self._vec.last_info
+        return {a: obs[a][0] for a in self.agents}, self._view.single_infos(info, self.agents)
 
     def step(self, actions):
         if not isinstance(actions, dict):
@@ -65,9 +68,10 @@ class ParallelEnv(_PZParallelEnv):
         batch = {a: np.asarray(actions[a])[None] for a in self.possible_agents}
         obs, rew, term, trunc, _ = self._vec.step(batch)
         live = self.agents
-        out = ({a: obs[a][0] for a in live}, {a: float(rew[a][0]) for a in live},
+        as_reward = self._view.reward_type
+        out = ({a: obs[a][0] for a in live}, {a: as_reward(rew[a][0]) for a in live},
                {a: bool(term[a][0]) for a in live}, {a: bool(trunc[a][0]) for a in live},
-               {a: {} for a in live})
+               self._view.single_infos(self._vec.last_info, live))
         self.agents = [a for a in live if not (out[2][a] or out[3][a])]
         return out
 

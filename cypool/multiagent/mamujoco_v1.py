@@ -1,0 +1,282 @@
+"""MaMuJoCo (gymnasium-robotics 1.4.2's ``mamujoco_v1``) as an import swap:
+``from cypool.multiagent import mamujoco_v1`` mirrors ``from gymnasium_robotics import
+mamujoco_v1``. ``parallel_env(scenario, agent_conf, agent_obsk=1, ...)`` partitions the joints
+of cypool's bit-exact gymnasium v5 MuJoCo task among agents; ``vec_env(num_envs, scenario,
+agent_conf, ...)`` steps ``num_envs`` of them at once.
+
+The partitions, graph and observation categories are the reference's own (its ``obsk``
+module, read once at make: ``pip install "cypool[multiagent]"`` brings gymnasium-robotics).
+Each agent's observation is a fixed selection of the env's mjData arrays (qpos, qvel, cinert,
+cvel, qfrc_actuator, cfrc_ext), some elements clipped; the selection is derived from the
+reference's ``build_obs`` at make and checked against it on random data, so a scenario whose
+observations are more than that (Reacher's sines and fingertip distance) is refused rather
+than approximated. Served: Ant, HalfCheetah, Hopper, Humanoid, HumanoidStandup, Swimmer,
+Walker2d, Pusher, InvertedPendulum, InvertedDoublePendulum (what the check admits); not:
+Reacher, ManySegmentAnt, ManySegmentSwimmer, CoupledHalfCheetah (their own models).
+"""
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+from cypool.multiagent._batch import VecEnv
+
+__all__ = ["parallel_env", "env", "vec_env", "SCENARIOS"]
+
+SCENARIOS = ("Ant", "HalfCheetah", "Hopper", "HumanoidStandup", "Humanoid", "Reacher",
+             "Swimmer", "Pusher", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum")
+_OWN_MODELS = ("ManySegmentAnt", "ManySegmentSwimmer", "CoupledHalfCheetah")
+_FIELDS = ("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext")
+
+
+def _obsk():
+    try:
+        from gymnasium_robotics.envs.multiagent_mujoco import obsk
+    except ImportError as exc:
+        raise ImportError("cypool.multiagent.mamujoco_v1 reads its partitions from "
+                          "gymnasium-robotics: pip install \"cypool[multiagent]\" "
+                          f"({exc})") from None
+    return obsk
+
+
+def _local_categories(scenario, agent_obsk):
+    """The reference's default categories per observation depth."""
+    if agent_obsk is None:
+        return [[]]
+    if scenario == "Ant":
+        cats = [["qpos", "qvel", "cfrc_ext"], ["qpos"]]
+    elif scenario in ("Humanoid", "HumanoidStandup"):
+        cats = [["qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext"], ["qpos"]]
+    elif scenario == "Reacher":
+        cats = [["qpos", "qvel", "fingertip_dist"], ["qpos"]]
+    else:
+        cats = [["qpos", "qvel"], ["qpos"]]
+    return [cats[min(k, len(cats) - 1)] for k in range(agent_obsk + 1)]
+
+
+class _Data:
+    """A stand-in for mjData holding given arrays (what build_obs reads)."""
+
+    def __init__(self, flat, sizes, nbody):
+        off = 0
+        for f in _FIELDS:
+            v = flat[off:off + sizes[f]]
+            setattr(self, f, v.reshape(nbody, -1) if f in ("cinert", "cvel", "cfrc_ext")
+                    else v)
+            off += sizes[f]
+
+
+class _Recipe:
+    """One agent's observation as ``clip(data[idx], lo, hi)`` of the env's concatenated
+    mjData arrays: derived from the reference's build_obs on marked data, then checked."""
+
+    def __init__(self, build, sizes, nbody):
+        total = sum(sizes.values())
+        j = np.arange(total, dtype=np.float64)
+        unit = 2.0 ** -20                  # marks inside every clip range: pass unchanged
+        small = build(_Data((j + 1) * unit, sizes, nbody))
+        idx = np.rint(small / unit).astype(np.int64) - 1
+        if (small.dtype != np.float64 or (idx < 0).any() or (idx >= total).any()
+                or not np.array_equal((idx + 1) * unit, small)):
+            raise _NotAGather()
+        hi = build(_Data(1e6 + j, sizes, nbody))
+        lo = build(_Data(-1e6 - j, sizes, nbody))
+        self.idx = idx
+        self.hi = np.where(hi == 1e6 + idx, np.inf, hi)
+        self.lo = np.where(lo == -1e6 - idx, -np.inf, lo)
+        self.clipped = bool(np.isfinite(self.hi).any() or np.isfinite(self.lo).any())
+        rng = np.random.default_rng(0)
+        for scale in (0.5, 3.0, 50.0):
+            probe = rng.normal(0.0, scale, total)
+            if not np.array_equal(self(probe[None])[0], build(_Data(probe, sizes, nbody))):
+                raise _NotAGather()
+
+    def __call__(self, data):
+        g = data[:, self.idx]
+        return np.clip(g, self.lo, self.hi) if self.clipped else g
+
+
+class _NotAGather(Exception):
+    pass
+
+
+class PartitionAgents:
+    """The agent view of a MuJoCo task split among agents (MaMuJoCo)."""
+
+    def __init__(self, family, *, scenario, agent_conf, agent_obsk, agent_factorization,
+                 local_categories, global_categories):
+        obsk = _obsk()
+        engine = family.engine
+        single_act = family.single_action_space
+        self.engine = engine
+        self.reward_type = int if scenario == "InvertedPendulum" else np.float64
+        self.act_dim = int(single_act.shape[0])
+        self.agent_obsk = None if agent_conf is None else agent_obsk
+        if self.agent_obsk is not None:
+            if agent_factorization is None:
+                try:
+                    parts, edges, globs = obsk.get_parts_and_edges(scenario, agent_conf)
+                except Exception as exc:
+                    raise ValueError(f"mamujoco_v1: unknown agent_conf {agent_conf!r} for "
+                                     f"{scenario} ({exc})") from None
+            else:
+                parts = agent_factorization["partition"]
+                edges = agent_factorization["edges"]
+                globs = agent_factorization["globals"]
+        else:
+            parts = [tuple(obsk.Node("dummy_node", None, None, i)
+                           for i in range(self.act_dim))]
+            edges, globs = [], []
+        self.partitions = [[int(node.act_ids) for node in part] for part in parts]
+        flat = sorted(a for p in self.partitions for a in p)
+        if flat != list(range(self.act_dim)):
+            raise ValueError(f"mamujoco_v1: the partition must give each of the {scenario} "
+                             f"task's {self.act_dim} actions to exactly one agent, got "
+                             f"{self.partitions}")
+        self.possible_agents = [f"agent_{k}" for k in range(len(parts))]
+        cats = local_categories if local_categories is not None else \
+            _local_categories(scenario, self.agent_obsk)
+        gcats = tuple(global_categories) if global_categories is not None else \
+            ("qpos", "qvel")
+        self.sizes = engine.data_sizes()
+        nbody = self.sizes["cvel"] // 6
+        self.recipes = None
+        if self.agent_obsk is not None:
+            self.recipes = []
+            for part in parts:
+                k_dict = obsk.get_joints_at_kdist(part, edges, k=self.agent_obsk)
+
+                def build(data, k_dict=k_dict):
+                    return obsk.build_obs(data, k_dict, cats, globs, gcats)
+                try:
+                    self.recipes.append(_Recipe(build, self.sizes, nbody))
+                except _NotAGather:
+                    raise ValueError(
+                        f"mamujoco_v1: {scenario}'s observations (categories {cats}, "
+                        f"global {list(gcats)}) are not a selection of mjData arrays that "
+                        "cypool reproduces exactly (e.g. Reacher's sines and fingertip "
+                        "distance): not served") from None
+                except (AttributeError, TypeError, KeyError, IndexError) as exc:
+                    raise ValueError(
+                        f"mamujoco_v1: {scenario}'s observation categories {cats} read "
+                        f"more than the mjData arrays cypool copies ({exc}): not "
+                        "served") from None
+        obs_dtype = family.single_observation_space.dtype
+        low, high = single_act.low[0], single_act.high[0]
+        self.action_spaces = {
+            a: spaces.Box(low=low, high=high, shape=(len(p),), dtype=np.float32)
+            for a, p in zip(self.possible_agents, self.partitions)}
+        if self.recipes is None:
+            dims = [int(family.single_observation_space.shape[0])]
+        else:
+            dims = [r.idx.size for r in self.recipes]
+        self.observation_spaces = {
+            a: spaces.Box(low=-np.inf, high=np.inf, shape=(d,), dtype=obs_dtype)
+            for a, d in zip(self.possible_agents, dims)}
+        self.buf = np.zeros((engine.num_envs, sum(self.sizes.values())))
+
+    def load_actions(self, pool, actions):
+        if not isinstance(actions, dict):
+            raise TypeError(f"actions must be a dict keyed by agent, got "
+                            f"{type(actions).__name__}")
+        missing = [a for a in self.possible_agents if a not in actions]
+        unknown = [a for a in actions if a not in self.action_spaces]
+        if missing or unknown:
+            raise ValueError(f"actions must hold one array per agent of "
+                             f"{self.possible_agents}: missing {missing}, unknown {unknown}")
+        n = pool.num_envs
+        if self.agent_obsk is None:
+            # one agent, the task's own action: the reference passes it on as given (a
+            # float32 action keeps its dtype, which the task's costs are computed in)
+            x = np.asarray(actions[self.possible_agents[0]])
+            if x.dtype.kind == "f" and not np.isfinite(x).all():
+                raise ValueError(f"actions[{self.possible_agents[0]!r}] holds NaN or inf")
+            pool.family.load_actions(x, None)
+            return
+        glob = np.empty((n, self.act_dim), np.float64)
+        for a, part in zip(self.possible_agents, self.partitions):
+            x = np.asarray(actions[a])
+            if x.shape != (n, len(part)):
+                raise ValueError(f"actions[{a!r}] must have shape {(n, len(part))}, got "
+                                 f"{x.shape}")
+            if not np.issubdtype(x.dtype, np.floating):
+                raise TypeError(f"actions[{a!r}] must be floats, got {x.dtype}")
+            if not np.isfinite(x).all():
+                raise ValueError(f"actions[{a!r}] holds NaN or inf")
+            glob[:, part] = x
+        pool.family.load_actions(glob, None)
+
+    def observations(self, pool, obs):
+        if self.recipes is None:
+            return {self.possible_agents[0]: obs}
+        self.engine.read_data(list(_FIELDS), self.buf)
+        return {a: r(self.buf) for a, r in zip(self.possible_agents, self.recipes)}
+
+    def rewards(self, n, rew, info):
+        return np.repeat(np.asarray(rew, np.float64)[:, None], len(self.possible_agents), 1)
+
+    def terminations(self, n, term, info):
+        return np.repeat(term[:, None], len(self.possible_agents), axis=1)
+
+    def infos(self, info):
+        return {a: info for a in self.possible_agents}
+
+    # one env (ParallelEnv): every agent's info is the task's info dict, and its reward the
+    # task's, a numpy float (InvertedPendulum's: the int 0 or 1)
+
+    def single_infos(self, info, agents):
+        one = {k: v[0] for k, v in info.items()
+               if not k.startswith("_") and info.get("_" + k, np.ones(1, bool))[0]}
+        return {a: one for a in agents}
+
+    def state(self, pool, obs):
+        return obs
+
+
+def _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
+            global_categories):
+    if scenario in _OWN_MODELS:
+        raise ValueError(f"mamujoco_v1: {scenario} runs a model of its own that cypool does "
+                         f"not serve yet; served scenarios: {SCENARIOS}")
+    if scenario not in SCENARIOS:
+        raise ValueError(f"mamujoco_v1: unknown scenario {scenario!r}; served: {SCENARIOS}")
+
+    def view(family):
+        return PartitionAgents(family, scenario=scenario, agent_conf=agent_conf,
+                               agent_obsk=agent_obsk, agent_factorization=agent_factorization,
+                               local_categories=local_categories,
+                               global_categories=global_categories)
+    return view
+
+
+def vec_env(num_envs: int, scenario: str, agent_conf: str | None, agent_obsk: int | None = 1,
+            agent_factorization=None, local_categories=None, global_categories=None,
+            num_threads: int | None = None, render_mode=None, **kwargs):
+    """``num_envs`` MaMuJoCo envs stepped at once (:class:`cypool.multiagent.VecEnv`); the
+    kwargs are the reference's (``kwargs``: the gymnasium v5 task's)."""
+    view = _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
+                   global_categories)
+    return VecEnv(f"{scenario}-v5", num_envs, num_threads=num_threads,
+                  render_mode=render_mode, agents=view, **kwargs)
+
+
+def parallel_env(scenario: str, agent_conf: str | None, agent_obsk: int | None = 1,
+                 agent_factorization=None, local_categories=None, global_categories=None,
+                 render_mode=None, gym_env=None, **kwargs):
+    """A PettingZoo ParallelEnv equal to ``gymnasium_robotics.mamujoco_v1.parallel_env`` with
+    the same arguments (``gym_env``, a custom env, is not served)."""
+    from cypool.multiagent._parallel import ParallelEnv
+
+    if gym_env is not None:
+        raise ValueError("mamujoco_v1: gym_env (a custom MujocoEnv) is not served; pass "
+                         "scenario and agent_conf")
+    view = _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
+                   global_categories)
+    return ParallelEnv(f"{scenario}-v5", render_mode=render_mode, agents=view, **kwargs)
+
+
+def env(*args, **kwargs):
+    """The AEC form of :func:`parallel_env`, through PettingZoo's parallel_to_aec."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    return parallel_to_aec(parallel_env(*args, **kwargs))
