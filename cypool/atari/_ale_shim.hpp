@@ -129,7 +129,8 @@ int cp_ale_lives(ale::ALEInterface* ale, int* out) noexcept;
 int cp_ale_frame_number(ale::ALEInterface* ale, int* out) noexcept;
 int cp_ale_episode_frame_number(ale::ALEInterface* ale, int* out) noexcept;
 
-// Screen size in pixels (210 x 160 for every supported game).
+// Screen size in pixels, known once a ROM is loaded: 210 x 160 for most games, up to
+// 250 lines for a few (Pacman, Adventure: PAL cartridges; Carnival 214, Pooyan 220, ...).
 int cp_ale_screen_shape(ale::ALEInterface* ale, int* height, int* width) noexcept;
 
 // Copy the current screen into a C-contiguous uint8 buffer of at least

@@ -80,7 +80,7 @@ from cypool.atari._ale_shim cimport (
     cp_ale_set_mode, cp_ale_set_difficulty,
     cp_ale_reset_game, cp_ale_act, cp_ale_game_over, cp_ale_lives, cp_ale_screen_grayscale,
     cp_ale_screen_rgb, cp_ale_ram, cp_ale_minimal_actions, cp_ale_save_state,
-    cp_ale_load_state, cp_ale_set_bool, cp_ale_screen_indices)
+    cp_ale_load_state, cp_ale_set_bool, cp_ale_screen_indices, cp_ale_screen_shape)
 from cypool.atari._preprocess cimport (ResizePlan, resize_frame, max_into)
 
 cnp.import_array()
@@ -90,8 +90,6 @@ cnp.import_array()
 cp_ale_set_log_level(CP_ALE_LOG_ERROR)
 
 cdef enum:
-    RAW_H = 210            # ALE's screen, the same for every game
-    RAW_W = 160
     MAX_MODES = 256        # more modes than any game has
     # columns of the info matrix
     INFO_LIVES = 0
@@ -114,6 +112,55 @@ ENV_OPTIONS = ("frame_skip", "noop_max", "episodic_life", "reward_clip", "use_fi
 def ale_version():
     """Version of the ALE core linked into this module."""
     return ALE_VERSION.decode()
+
+
+# ALE's screen size per ROM (MD5 of its bytes -> (height, width)), probed once per process.
+_SCREEN_SHAPES = {}
+
+
+cdef tuple _probe_screen(bytes path):
+    """ALE's screen size for the ROM at path, from a console that loads it: its display
+    properties (a PAL cartridge's 250 lines, detected by running it) are settled by a load."""
+    cdef ALEInterface* ale = NULL
+    cdef int rc, h = 0, w = 0
+    try:
+        rc = cp_ale_create(&ale)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_load_rom(ale, path)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_screen_shape(ale, &h, &w)
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE cannot use the ROM {path.decode()}: "
+                               f"{cp_ale_last_error().decode()}")
+    finally:
+        cp_ale_destroy(ale)
+    if h <= 0 or w <= 0:
+        raise RuntimeError(f"cypool: ALE gives the ROM {path.decode()} a {h} x {w} screen")
+    return h, w
+
+
+def screen_shape(str name, bytes rom_bytes, str path=None):
+    """(height, width) of ALE's screen for a game's verified ROM bytes: 210 x 160 for most
+    games, more lines for 13 (250 for the PAL cartridges: Pacman, Adventure, ...; Carnival
+    214, Pooyan 220, JourneyEscape 230). Every env of a pool plays one ROM, so a pool reads
+    it once: from ALE itself, one ROM load (~0.1 s) per ROM and process.
+    path: a file holding exactly these bytes (a RomCopy's), else a private copy is made."""
+    from cypool.atari import games
+    import hashlib
+
+    key = hashlib.md5(rom_bytes).hexdigest()
+    shape = _SCREEN_SHAPES.get(key)
+    if shape is None:
+        if path is None:
+            copy = games.RomCopy(name, rom_bytes)
+            try:
+                shape = _probe_screen(copy.path.encode())
+            finally:
+                copy.close()
+        else:
+            shape = _probe_screen(path.encode())
+        _SCREEN_SHAPES[key] = shape
+    return shape
 
 
 # Per-env state, one C struct per env (calloc'd array), touched only by the thread running
@@ -167,6 +214,7 @@ cdef class AlePool(Engine):
     cdef int has_fire                 # the action set has FIRE (action id 1)
     cdef int fire_reset               # the pool's use_fire_reset and has_fire
     cdef int ram_info, channels
+    cdef readonly int raw_h, raw_w    # ALE's screen of this pool's game (screen_shape)
     cdef Py_ssize_t raw_size, frame_size
     cdef readonly int stack_num
     cdef readonly int64_t max_steps   # the truncation limit the pool was built with (0: none);
@@ -183,6 +231,8 @@ cdef class AlePool(Engine):
         episodic_life, reward_clip, use_fire_reset, full_action_space,
         repeat_action_probability, mode, difficulty (-1: the game's default), ram_info.
         Every env starts with cfg's per-env options (ENV_OPTIONS) and max_episode_steps.
+        plan: resize.make_plan from the top plan["src_h"] rows of ALE's screen (screen_shape)
+        to (img_height, img_width).
         rom_bytes: the contents of rom_path as the caller verified them (games.read_rom);
         None reads the file here. ALE only ever reads a private copy of these bytes, so a
         file changed after construction changes nothing."""
@@ -194,7 +244,6 @@ cdef class AlePool(Engine):
         if max_episode_steps < 0:
             raise ValueError("cypool: max_episode_steps must be >= 0")
         self.max_steps = max_episode_steps
-        self.raw_size = RAW_H * RAW_W * self.channels
         self.frame_size = <Py_ssize_t> self.channels * h * w
         from cypool.atari import games
         self._rom = rom_path.encode()
@@ -204,6 +253,14 @@ cdef class AlePool(Engine):
         self._rom_copy = games.RomCopy(os.path.basename(rom_path), rom_bytes)
         self._load_path = self._rom_copy.path.encode()
         self.rom_c = self._load_path
+        # The raw buffers hold ALE's whole screen; the plan may read only its top rows
+        # (EnvPool's 210 of a 250-line screen), never more.
+        self.raw_h, self.raw_w = screen_shape(os.path.basename(rom_path), rom_bytes,
+                                              self._rom_copy.path)
+        if not (0 < plan["src_h"] <= self.raw_h and plan["src_w"] == self.raw_w):
+            raise ValueError(f"cypool: a resize plan from {plan['src_h']} x {plan['src_w']} "
+                             f"pixels does not fit ALE's {self.raw_h} x {self.raw_w} screen")
+        self.raw_size = <Py_ssize_t> self.raw_h * self.raw_w * self.channels
         self._set_plan(plan)
         # Truncation is done here (EnvPool counts steps since the game was reset, which an
         # episodic-life reset does not restart), so the engine's own limit is off.
@@ -218,7 +275,7 @@ cdef class AlePool(Engine):
         for i in range(num_envs):
             self.envs[i].buf0 = <uint8_t*> calloc(self.raw_size, 1)
             self.envs[i].buf1 = <uint8_t*> calloc(self.raw_size, 1)
-            self.envs[i].hsum = <float*> calloc(RAW_H * max(w, 1), sizeof(float))
+            self.envs[i].hsum = <float*> calloc(self.raw_h * max(w, 1), sizeof(float))
             self.envs[i].acc = <float*> calloc(max(w, 1), sizeof(float))
             if (self.envs[i].buf0 == NULL or self.envs[i].buf1 == NULL
                     or self.envs[i].hsum == NULL or self.envs[i].acc == NULL):
@@ -443,17 +500,18 @@ cdef class AlePool(Engine):
         return np.array([self.envs[i].lives for i in range(self.num_envs)], np.int32)
 
     def render_rgb(self, const int64_t[::1] ids):
-        """The full-resolution RGB screens (len(ids), 210, 160, 3) uint8 of envs `ids`: ALE's
-        screen of each env's last emulated frame (gymnasium's AtariEnv.render()). Call with
-        no batch running these envs; each must have been reset once."""
+        """The full-resolution RGB screens (len(ids), raw_h, raw_w, 3) uint8 of envs `ids`
+        (210 lines for most games): ALE's screen of each env's last emulated frame (gymnasium's
+        AtariEnv.render()). Call with no batch running these envs; each must have been reset
+        once."""
         cdef Py_ssize_t k, n = ids.shape[0]
-        cdef size_t frame = RAW_H * RAW_W * 3
+        cdef size_t frame = <size_t> self.raw_h * self.raw_w * 3
         cdef int rc = CP_ALE_OK
         self._check_ids(ids)
         for k in range(n):
             if not self.envs[ids[k]].loaded:
                 raise ValueError(f"cypool: env {ids[k]} has no screen yet (reset it first)")
-        out = np.empty((n, RAW_H, RAW_W, 3), np.uint8)
+        out = np.empty((n, self.raw_h, self.raw_w, 3), np.uint8)
         cdef uint8_t* base = <uint8_t*> cnp.PyArray_DATA(out)
         with nogil:
             for k in range(n):
@@ -718,23 +776,27 @@ def per_core_limit(str game, double seconds):
     cdef ALEInterface* ale = NULL
     cdef int actions[CP_ALE_NUM_ACTIONS]
     cdef size_t count = 0
-    cdef uint8_t* b0 = <uint8_t*> malloc(RAW_H * RAW_W)
-    cdef uint8_t* b1 = <uint8_t*> malloc(RAW_H * RAW_W)
-    cdef int rc, r = 0, over = 0, t
+    cdef uint8_t* b0 = NULL
+    cdef uint8_t* b1 = NULL
+    cdef int rc, r = 0, over = 0, t, h = 0, w = 0
+    cdef size_t size = 0
     cdef uint64_t steps = 0, lcg = 12345
     cdef double t0, t1 = 0.0
-    if b0 == NULL or b1 == NULL:
-        free(b0)
-        free(b1)
-        raise MemoryError()
     try:
         rc = cp_ale_create(&ale)
         if rc == CP_ALE_OK:
             rc = cp_ale_load_rom(ale, path)
         if rc == CP_ALE_OK:
             rc = cp_ale_minimal_actions(ale, actions, CP_ALE_NUM_ACTIONS, &count)
+        if rc == CP_ALE_OK:
+            rc = cp_ale_screen_shape(ale, &h, &w)
         if rc != CP_ALE_OK:
             raise RuntimeError(f"cypool: ALE: {cp_ale_last_error().decode()}")
+        size = <size_t> h * w
+        b0 = <uint8_t*> malloc(size)
+        b1 = <uint8_t*> malloc(size)
+        if b0 == NULL or b1 == NULL:
+            raise MemoryError()
         with nogil:
             t0 = _now()
             while rc == CP_ALE_OK:
@@ -742,9 +804,9 @@ def per_core_limit(str game, double seconds):
                 for t in range(4):
                     rc = rc | cp_ale_act(ale, actions[(lcg >> 33) % count], 1.0, &r)
                     if t == 2:
-                        rc = rc | cp_ale_screen_grayscale(ale, b1, RAW_H * RAW_W)
+                        rc = rc | cp_ale_screen_grayscale(ale, b1, size)
                     elif t == 3:
-                        rc = rc | cp_ale_screen_grayscale(ale, b0, RAW_H * RAW_W)
+                        rc = rc | cp_ale_screen_grayscale(ale, b0, size)
                 rc = rc | cp_ale_game_over(ale, 0, &over)
                 if over:
                     rc = rc | cp_ale_reset_game(ale)
@@ -769,19 +831,18 @@ def _bare_ale_screens(str rom, int seed, actions, bint color_averaging):
     repeat_action_probability=0 and color_averaging as given, then loadROM), apply each
     action of `actions` (ids in [0, 18)) with act(a), reset_game at game over, and return
     (indices, rgb, rewards): getScreen() and getScreenRGB() after the load and after every
-    step, shapes (n + 1, 210, 160) and (n + 1, 210, 160, 3), and each step's reward.
-    tests/atari/test_phosphor_blend.py compares them with ale-py's."""
+    step, shapes (n + 1, H, W) and (n + 1, H, W, 3) (ALE's screen, 210 x 160 mostly), and
+    each step's reward. tests/atari/test_phosphor_blend.py compares them with ale-py's."""
     cdef int[::1] acts = np.ascontiguousarray(actions, dtype=np.intc)
     cdef Py_ssize_t n = acts.shape[0], t
     cdef bytes path = rom.encode()
-    indices = np.zeros((n + 1, RAW_H, RAW_W), np.uint8)
-    rgb = np.zeros((n + 1, RAW_H, RAW_W, 3), np.uint8)
+    cdef uint8_t[:, :, ::1] idx_v
+    cdef uint8_t[:, :, :, ::1] rgb_v
     rewards = np.zeros(n, np.int64)
-    cdef uint8_t[:, :, ::1] idx_v = indices
-    cdef uint8_t[:, :, :, ::1] rgb_v = rgb
     cdef int64_t[::1] rew_v = rewards
     cdef ALEInterface* ale = NULL
-    cdef int rc, r = 0, over = 0
+    cdef int rc, r = 0, over = 0, h = 0, w = 0
+    cdef size_t size = 0
     try:
         rc = cp_ale_create(&ale)
         if rc == CP_ALE_OK:
@@ -793,17 +854,25 @@ def _bare_ale_screens(str rom, int seed, actions, bint color_averaging):
         if rc == CP_ALE_OK:
             rc = cp_ale_load_rom(ale, path)
         if rc == CP_ALE_OK:
-            rc = cp_ale_screen_indices(ale, &idx_v[0, 0, 0], RAW_H * RAW_W)
+            rc = cp_ale_screen_shape(ale, &h, &w)
+        if rc != CP_ALE_OK:
+            raise RuntimeError(f"cypool: ALE: {cp_ale_last_error().decode()}")
+        size = <size_t> h * w
+        indices = np.zeros((n + 1, h, w), np.uint8)
+        rgb = np.zeros((n + 1, h, w, 3), np.uint8)
+        idx_v = indices
+        rgb_v = rgb
+        rc = cp_ale_screen_indices(ale, &idx_v[0, 0, 0], size)
         if rc == CP_ALE_OK:
-            rc = cp_ale_screen_rgb(ale, &rgb_v[0, 0, 0, 0], RAW_H * RAW_W * 3)
+            rc = cp_ale_screen_rgb(ale, &rgb_v[0, 0, 0, 0], size * 3)
         t = 0
         while rc == CP_ALE_OK and t < n:
             rc = cp_ale_act(ale, acts[t], 1.0, &r)
             rew_v[t] = r
             if rc == CP_ALE_OK:
-                rc = cp_ale_screen_indices(ale, &idx_v[t + 1, 0, 0], RAW_H * RAW_W)
+                rc = cp_ale_screen_indices(ale, &idx_v[t + 1, 0, 0], size)
             if rc == CP_ALE_OK:
-                rc = cp_ale_screen_rgb(ale, &rgb_v[t + 1, 0, 0, 0], RAW_H * RAW_W * 3)
+                rc = cp_ale_screen_rgb(ale, &rgb_v[t + 1, 0, 0, 0], size * 3)
             if rc == CP_ALE_OK:
                 rc = cp_ale_game_over(ale, 1, &over)
             if rc == CP_ALE_OK and over:

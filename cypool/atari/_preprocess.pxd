@@ -21,7 +21,8 @@ cdef enum:
 
 ctypedef struct ResizePlan:
     int mode            # RESIZE_*
-    int src_h, src_w    # the raw screen (210 x 160)
+    int src_h, src_w    # the rows and columns read: the raw screen (210 x 160 for most
+                        # games, up to 250 lines), or its top src_h rows (EnvPool's 210)
     int dst_h, dst_w
     # RESIZE_AREA: tx (ty) taps per output column (row), in source order; short tap lists are
     # padded with weight 0, which adds exactly 0.0f and so leaves the float sums unchanged.

@@ -21,6 +21,12 @@ EnvPool's defaults:
     full_action_space=False       True: ALE's 18 actions
     mode=None, difficulty=None    the game's mode / difficulty (None or -1: its default)
     ram_info=False         cypool's: info["ram"], the console's 128 bytes after each step
+    screen_rows=None       cypool's: resize only the top screen_rows lines of ALE's screen;
+                           None: all of them, as gymnasium (210 lines; more for 13 games:
+                           250 for Adventure, AirRaid, KeystoneKapers, KingKong, Klax,
+                           LaserGates, MrDo, Pacman, SirLancelot, SpaceWar; Carnival 214,
+                           Pooyan 220, JourneyEscape 230); 210: EnvPool 1.2.5's frames, which
+                           read 210 x 160 pixels of every screen (cypool.envpool sets it)
     info_keys="cypool"     cypool's: the info key names, "cypool" or "envpool" (below)
     max_episode_steps      (make_vec's argument) None: EnvPool's 27,000 agent steps
 
@@ -46,12 +52,13 @@ action set (PER_ENV_OPTIONS: frame_skip, noop_max, episodic_life, reward_clip,
 use_fire_reset, repeat_action_probability, mode, difficulty, zero_discount_on_life_loss) may
 differ between the envs of one pool: ``AtariFamily(..., member_kwargs=[{...}, ...])`` at
 construction, ``configure_envs(ids, kwargs)`` at run time, and ``set_max_episode_steps(ids,
-limit)`` for the time limit (None: EnvPool's 27,000). frame_skip, reward_clip, episodic_life and the time limit
-apply from the env's next step; noop_max and use_fire_reset from its next reset;
-repeat_action_probability, mode and difficulty are ALE settings, applied by reloading the
-ROM at the env's next reset (a seeded reset then gives exactly the game of a pool built
-with them; an unseeded one keeps ALE's sticky-action stream going). The others
-(SHAPE_OPTIONS) are pool-wide, and a per-env value that differs from the pool's is refused.
+limit)`` for the time limit (None: EnvPool's 27,000). frame_skip, reward_clip,
+episodic_life and the time limit apply from the env's next step; noop_max and
+use_fire_reset from its next reset; repeat_action_probability, mode and difficulty are ALE
+settings, applied by reloading the ROM at the env's next reset (a seeded reset then gives
+exactly the game of a pool built with them; an unseeded one keeps ALE's sticky-action
+stream going). The others (SHAPE_OPTIONS) are pool-wide, and a per-env value that differs
+from the pool's is refused.
 """
 from __future__ import annotations
 
@@ -65,7 +72,7 @@ from cypool._validate import (C_INT_END, MAX_ATARI_FRAME_SKIP, MAX_ATARI_NOOP_MA
                               MIN_ENV_BYTES, Interval, Options, check_discrete_actions,
                               check_kwarg, check_pool_memory, loop_count)
 from cypool.atari.resize import make_plan
-from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE
+from cypool.atari._pool import AlePool, ENV_OPTIONS, INFO_COLUMNS, RAM_SIZE, screen_shape
 from cypool._core.spec import (Built, EnvPoolNames, FamilySpec, InfoKey, Kwarg, NativeStep,
                               SpecFamily)
 
@@ -78,6 +85,7 @@ DEFAULTS = dict(
     zero_discount_on_life_loss=False, reward_clip=False, use_fire_reset=True, img_height=84,
     img_width=84, gray_scale=True, repeat_action_probability=0.0, full_action_space=False,
     use_inter_area_resize=True, mode=None, difficulty=None, ram_info=False, info_keys="cypool",
+    screen_rows=None,
 )
 # The info key names of the raw reward and of the real game over, per info_keys.
 INFO_NAMES = {"cypool": ("raw_reward", "game_over"), "envpool": ("reward", "terminated")}
@@ -90,8 +98,10 @@ BOOL_OPTIONS = ("episodic_life", "zero_discount_on_life_loss", "reward_clip", "u
 PER_ENV_OPTIONS = ENV_OPTIONS + ("zero_discount_on_life_loss",)
 # Options that shape the observation buffers or the action set: the same for every env.
 SHAPE_OPTIONS = ("stack_num", "img_height", "img_width", "gray_scale", "full_action_space",
-                 "use_inter_area_resize", "ram_info", "info_keys")
-RAW_H, RAW_W = 210, 160
+                 "use_inter_area_resize", "ram_info", "info_keys", "screen_rows")
+# The lines of ALE's screen EnvPool 1.2.5 resizes, whatever the game's (kRawHeight): the top
+# 210 of a taller screen (Pacman's 250).
+ENVPOOL_SCREEN_ROWS = 210
 # Larger frames are refused: a stack of them per env would be a memory accident, not a choice.
 MAX_IMG = 4096
 _GAME_DEFAULT = "None or -1 is the game's default"
@@ -110,6 +120,8 @@ OPTION_KINDS = dict(
     difficulty=Interval("int", -1, None, note=_GAME_DEFAULT),
     # "any": a value that is no name is a ValueError, as any unknown name
     info_keys=Options(tuple(INFO_NAMES), kind="any"),
+    # None (all) or at most the game's screen height (checked against its ROM at build)
+    screen_rows=Interval("int", 1, MAX_IMG),
 )
 
 
@@ -131,13 +143,13 @@ def check_options(kw: dict) -> dict:
     return kw
 
 
-def _check_memory(env_id, num_envs, kw):
+def _check_memory(env_id, num_envs, kw, raw_h, raw_w):
     """MemoryError before anything per env is built when the pool's frame stacks (and their
-    final_ twins) and the two raw screens each env max-pools cannot fit in this process
-    (a lower bound: ALE's own state comes on top)."""
+    final_ twins) and the two raw (raw_h, raw_w) screens each env max-pools cannot fit in
+    this process (a lower bound: ALE's own state comes on top)."""
     channels = 1 if kw["gray_scale"] else 3
     stack = kw["stack_num"] * channels * kw["img_height"] * kw["img_width"]
-    check_pool_memory(num_envs, MIN_ENV_BYTES + 2 * stack + 2 * RAW_H * RAW_W * channels,
+    check_pool_memory(num_envs, MIN_ENV_BYTES + 2 * stack + 2 * raw_h * raw_w * channels,
                       f"{env_id} envs")
 
 
@@ -155,11 +167,11 @@ ENVPOOL_CONFIG = dict(
 
 def _envpool_kwargs(task_id, cfg, pixels):
     """cypool's kwargs for EnvPool's options: the same, with EnvPool's info (its key names,
-    the RAM)."""
+    the RAM) and frames (the top 210 lines of a taller screen)."""
     task = {k: v for k, v in cfg.items() if k != "max_episode_steps"}
     for k in ("mode", "difficulty"):
         task[k] = None if task[k] == -1 else task[k]
-    task.update(ram_info=True, info_keys="envpool")
+    task.update(ram_info=True, info_keys="envpool", screen_rows=ENVPOOL_SCREEN_ROWS)
     return task
 
 
@@ -206,8 +218,15 @@ def AtariFamily(env_id, num_envs, num_threads, max_episode_steps, kwargs, member
 def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
     env_id, kw = fam.env_id, fam.kwargs
     rom = games.rom_of(env_id)
-    _check_memory(env_id, num_envs, kw)
     path, rom_bytes = games.read_rom(rom)     # the pool loads these verified bytes
+    # ALE's screen for this ROM (210 x 160 for most games, up to 250 lines): one ROM load
+    # per game and process
+    raw_h, raw_w = screen_shape(f"{rom}.bin", rom_bytes)
+    rows = raw_h if kw["screen_rows"] is None else kw["screen_rows"]
+    if rows > raw_h:
+        raise ValueError(f"{env_id}: screen_rows={rows} is more than the {raw_h} lines of "
+                         f"the game's screen")
+    _check_memory(env_id, num_envs, kw, raw_h, raw_w)
     raw_reward, game_over = INFO_NAMES[kw["info_keys"]]
     info = [InfoKey("lives", np.int32, column=INFO_COLUMNS["lives"]),
             InfoKey(raw_reward, np.float32, column=INFO_COLUMNS["reward"]),
@@ -224,7 +243,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
         info.append(InfoKey("ram", np.uint8, RAM_SIZE, column=INFO_COLUMNS["ram"]))
         width += RAM_SIZE
     h, w = kw["img_height"], kw["img_width"]
-    plan = make_plan(RAW_H, RAW_W, h, w, kw["use_inter_area_resize"])
+    plan = make_plan(rows, raw_w, h, w, kw["use_inter_area_resize"])
     engine = AlePool(path, num_envs, num_threads, max_episode_steps, kw, plan, width,
                      rom_bytes)
     channels = 1 if kw["gray_scale"] else 3
@@ -246,7 +265,8 @@ def _configure(fam, ids, kw):
 
 
 def _render(engine, ids, mode, kwargs):
-    """render_mode="rgb_array": the (len(ids), 210, 160, 3) uint8 screens of envs ids."""
+    """render_mode="rgb_array": the (len(ids), H, 160, 3) uint8 screens of envs ids, ALE's
+    whole screen (H = 210 for most games, up to 250; whatever screen_rows)."""
     return engine.render_rgb(np.ascontiguousarray(ids, np.int64))
 
 

@@ -253,7 +253,7 @@ def test_bad_ids_and_limits():
 
 SHAPE_CHANGES = dict(stack_num=2, img_height=64, img_width=64, gray_scale=False,
                      full_action_space=True, use_inter_area_resize=False, ram_info=True,
-                     info_keys="envpool")
+                     info_keys="envpool", screen_rows=200)
 
 
 def test_option_lists():
