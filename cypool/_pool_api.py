@@ -131,9 +131,16 @@ class PoolApiMixin:
                     pool.configure(i, kw)
                 raise
 
+    def method_names(self) -> tuple:
+        """The names of the family's methods that :meth:`call` runs for the whole pool
+        (``FamilySpec.methods``; PointMaze's ``compute_reward``, ...)."""
+        return tuple(getattr(self.pool.family, "methods", None) or ())
+
     def call(self, name: str, *args, **kwargs) -> tuple:
-        """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; an attribute (see
-        :meth:`get_attr`) is returned per env, as SyncVectorEnv returns non-callables.
+        """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; a method the family
+        declares (``FamilySpec.methods``: Gymnasium-Robotics' ``compute_reward``, ...) runs
+        for every env at once, one result per env; an attribute (see :meth:`get_attr`) is
+        returned per env, as SyncVectorEnv returns non-callables.
         ``"step"``, ``"reset"`` and ``"close"`` are refused (ValueError): SyncVectorEnv runs
         them on each sub-env alone, while a cypool pool steps, resets and closes its envs
         together (env.step, env.reset with reset_mask, env.close)."""
@@ -143,6 +150,12 @@ class PoolApiMixin:
             raise ValueError(f"cypool: call({name!r}) would {name} each env on its own; a "
                              f"cypool pool does it for all its envs at once: use "
                              f"env.{name}({_POOL_METHODS[name]}) instead")
+        methods = getattr(self.pool.family, "methods", None) or {}
+        if name in methods:                 # the family's own (compute_reward, ...)
+            with self._lock:
+                self._check_open()
+                env_kw = [dict(kw) for kw in self.pool.env_kw]
+            return tuple(methods[name](env_kw, *args, **kwargs))
         if args or kwargs:
             if name not in self._attr_names():
                 raise self._unknown(name)

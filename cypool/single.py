@@ -54,6 +54,8 @@ def _unbatch_obs(space: spaces.Space, batch):
     text envs give it), arrays as their own copies."""
     if isinstance(space, spaces.Discrete):
         return int(batch[0])
+    if isinstance(space, spaces.Text):          # a text leaf: a tuple of str
+        return batch[0]
     if isinstance(space, spaces.Tuple):
         return tuple(_unbatch_obs(s, b) for s, b in zip(space.spaces, batch))
     if isinstance(space, spaces.Dict):

@@ -277,9 +277,9 @@ class Pool:
         if st is None:
             return fn(outputs["obs"])
         kind, names = st
-        if kind == "tuple":
-            return tuple(fn(outputs[n]) for n in names)
-        return {k: fn(outputs[n]) for k, n in names.items()}
+        if kind == "tuple":      # an entry may be a text leaf (spec.TextLeaf): a tuple of str
+            return tuple(n(outputs, fn) if callable(n) else fn(outputs[n]) for n in names)
+        return {k: n(outputs, fn) if callable(n) else fn(outputs[n]) for k, n in names.items()}
 
     def info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
         """gymnasium's info dict of rows ``mat`` of the engine's info matrix, whose info
@@ -410,11 +410,12 @@ def _info_masks(kinds):
 
 
 def map_obs(obs, fn):
-    """``fn`` applied to each array of an observation batch (an array, tuple or dict)."""
+    """``fn`` applied to each array of an observation batch (an array, tuple or dict); the
+    text leaves of a dict (tuples of str, spec.TextLeaf) are immutable and pass unchanged."""
     if isinstance(obs, tuple):
         return tuple(fn(a) for a in obs)
-    if isinstance(obs, dict):
-        return {k: fn(a) for k, a in obs.items()}
+    if isinstance(obs, dict):    # a text leaf's tuple of str (or str) passes unchanged
+        return {k: a if isinstance(a, (tuple, str)) else fn(a) for k, a in obs.items()}
     return fn(obs)
 
 

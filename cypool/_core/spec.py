@@ -31,7 +31,7 @@ from cypool._validate import (MAX_SEED, KWARG_CONSTRAINTS, KWARG_KINDS, Interval
                              check_discrete_actions, check_int, check_kwarg, check_limit)
 
 __all__ = ["Kwarg", "InfoKey", "EnvPoolNames", "NativeStep", "FamilySpec", "Built", "SpecFamily",
-           "obs_outputs", "obs_structure"]
+           "obs_outputs", "obs_structure", "TextLeaf"]
 
 _LEAVES = (gym.spaces.Box, gym.spaces.Discrete, gym.spaces.MultiDiscrete)
 
@@ -345,6 +345,11 @@ class FamilySpec:
         A :class:`NativeStep`: what ``env.xla()``'s native step may do for a family with
         ``load_actions`` or ``extra_info`` hooks (None: only what follows from the spec
         alone: Discrete actions without a ``load_actions`` hook, info keys as laid out).
+    methods
+        ``{name: fn(env_kwargs, *args, **kwargs)}``: methods of the reference's env that
+        ``env.call(name, ...)`` (and SB3's ``env_method``) run for the whole pool at once,
+        given each env's complete kwargs; ``fn`` returns one result per env (Gymnasium-
+        Robotics' ``compute_reward`` on a batch of goals, as HER calls it).
     """
 
     env_id: str
@@ -369,13 +374,29 @@ class FamilySpec:
     extra_info: Callable | None = None
     action_dtype_of: Callable | None = None
     native: NativeStep | None = None
+    methods: dict | None = None
     check_env_kwargs: Callable | None = None
     set_max_episode_steps: Callable | None = None
 
     def pool_class(self):
         if isinstance(self.pool, str):
             mod, _, name = self.pool.partition(":")
-            cls = getattr(importlib.import_module(mod), name, None)
+            try:
+                module = importlib.import_module(mod)
+            except ModuleNotFoundError as exc:
+                source = _unbuilt_source(mod) if exc.name == mod else None
+                if source is None:
+                    raise
+                raise ModuleNotFoundError(
+                    f"{self.env_id}: pool {self.pool!r}: the extension module {mod} is not "
+                    f"built here: Python found its package's source folder ({source} is its "
+                    "unbuilt Cython source) before any installed, built copy, as it does when "
+                    "you run a package's tests or scripts from its source folder (the "
+                    "current directory is first on sys.path). Run them from outside the "
+                    "source folder (the installed package has the built module), or build it "
+                    "in place there: python setup.py build_ext --inplace",
+                    name=mod) from exc
+            cls = getattr(module, name, None)
             if cls is None:
                 raise ImportError(f"{self.env_id}: pool {self.pool!r}: module {mod} has no "
                                   f"{name}")
@@ -386,6 +407,23 @@ class FamilySpec:
     @property
     def metadata(self) -> dict:
         return {"render_modes": list(self.render_modes), "render_fps": self.render_fps}
+
+
+def _unbuilt_source(mod):
+    """The .pyx source of extension module ``mod`` (``pkg.sub._ext``) where the package
+    imported from its source folder holds it unbuilt, else None."""
+    import os
+    import sys
+
+    parent, _, leaf = mod.rpartition(".")
+    pkg = sys.modules.get(parent) if parent else None
+    folders = list(getattr(pkg, "__path__", None) or []) if parent else \
+        [p or os.getcwd() for p in sys.path]
+    for folder in folders:
+        source = os.path.join(folder, leaf + ".pyx")
+        if os.path.isfile(source):
+            return source
+    return None
 
 
 @dataclass
@@ -475,9 +513,9 @@ def check_observation_space(space, where):
     if isinstance(space, (gym.spaces.Tuple, gym.spaces.Dict)):
         leaves = list(space.spaces.values() if isinstance(space, gym.spaces.Dict)
                       else space.spaces)
-        if not leaves or not all(isinstance(s, _LEAVES) for s in leaves):
+        if not leaves or not all(isinstance(s, _LEAVES + (gym.spaces.Text,)) for s in leaves):
             raise TypeError(f"{where}: a Tuple or Dict observation_space must hold Box, "
-                            f"Discrete or MultiDiscrete spaces, got {space!r}")
+                            f"Discrete, MultiDiscrete or Text spaces, got {space!r}")
     elif not isinstance(space, _LEAVES):
         raise TypeError(f"{where}: observation_space must be a gymnasium Box, Discrete, "
                         f"MultiDiscrete, or a Tuple or Dict of those, got {space!r}")
@@ -519,9 +557,56 @@ def obs_outputs(space) -> list:
     out = []
     for k, (key, leaf) in enumerate(zip(_leaf_keys(space), _leaves(space))):
         name = "obs" if k == 0 else f"obs.{key}"
+        if isinstance(leaf, gym.spaces.Text):     # a code per env (TextLeaf)
+            out.append((name, (), np.dtype(np.int64)))
+            continue
         shape = () if isinstance(leaf, gym.spaces.Discrete) else tuple(leaf.shape)
         out.append((name, shape, np.dtype(leaf.dtype)))
     return out
+
+
+class TextLeaf:
+    """A text leaf of an observation structure (a Text leaf of a Dict or Tuple space): the
+    engine writes one int64 code per env in output ``name``, ``strings[code]`` is its str.
+    Called as ``leaf(outputs, fn)`` by ``Pool.obs``: ``fn`` (the copy policy, a row
+    selection) applies to the codes; a batch gives a tuple of str (gymnasium's batch of a
+    Text space), one row (a final observation) its str. The strings are the family's cached
+    objects: no new str per env per step. A spec's ``build`` hook gives it in
+    ``Built.obs_structure`` (the default structure would give the codes)."""
+
+    __slots__ = ("name", "strings")
+
+    def __init__(self, name, strings):
+        self.name = name
+        self.strings = tuple(strings)
+
+    def __call__(self, outputs, fn):
+        codes = fn(outputs[self.name])
+        s = self.strings
+        if codes.ndim == 0:
+            return s[int(codes)]
+        return tuple([s[c] for c in codes.tolist()])
+
+    def __repr__(self):
+        return f"TextLeaf({self.name!r}, {len(self.strings)} strings)"
+
+
+def _dict_order_hint(space, outputs) -> str:
+    """For a Dict observation whose outputs do not fit: which output each key is, and that
+    gymnasium's Dict sorts a plain dict's keys (the likely mistake: the pool wrote its
+    first key to "obs", and the space put another one first)."""
+    if not isinstance(space, gym.spaces.Dict) or not space.spaces:
+        return ""
+    keys = list(space.spaces)
+    names = ", ".join(f"{k!r} -> {n!r}" for k, (n, _, _) in zip(keys, obs_outputs(space)))
+    hint = (f". A Dict's outputs follow its key order ({names}): the first key is \"obs\". "
+            "gymnasium's Dict sorts the keys of a plain dict, so its first key is the "
+            f"alphabetically first one, {keys[0]!r}; to keep your own order pass a list of "
+            "(key, space) pairs (or sort_keys=False)")
+    if f"obs.{keys[0]}" in outputs:
+        hint += (f". The pool declares an output \"obs.{keys[0]}\", so it puts another key "
+                 "first")
+    return hint
 
 
 def obs_structure(space):
@@ -693,9 +778,13 @@ class SpecFamily:
         if spec.seed is not None:
             self.seed_env = functools.partial(spec.seed, me)
         self.seed_bound = spec.seed_bound
+        self.methods = dict(spec.methods or {})
         # each env's complete kwargs as built, handed once to the Pool (which keeps the only
         # per-env record): take_built_env_kwargs()
         self._built_env_kw = per_env
+        # each env's complete kwargs for the render hook (None: every env has the pool's),
+        # kept by _apply, the one way an env's kwargs change after the build
+        self._render_kw = list(per_env) if per_env is not None else None
         self._configure = spec.configure
         if self._configure is None and callable(getattr(engine, "configure", None)):
             self._configure = _engine_configure
@@ -771,7 +860,8 @@ class SpecFamily:
             if got is None or got.shape != want or got.dtype != dtype:
                 got = None if got is None else (got.shape, got.dtype)
                 raise TypeError(f"{where} declares its {name} output as {got}; the "
-                                f"observation space needs {want} {dtype}")
+                                f"observation space needs {want} {dtype}"
+                                + _dict_order_hint(self.single_observation_space, outputs))
         width = sum(k.width for k in self.spec.info)
         if engine.info.shape[1] < width:
             raise TypeError(f"{where} has {engine.info.shape[1]} info column(s); info_keys "
@@ -808,6 +898,12 @@ class SpecFamily:
         elif not same_kwargs(kw, self.kwargs):
             raise ValueError(f"{self.spec.env_id}: the envs of a pool share their kwargs "
                              f"(its pool has no configure(ids, kwargs))")
+        if self._render is not None and (self._render_kw is not None
+                                         or not same_kwargs(kw, self.kwargs)):
+            if self._render_kw is None:
+                self._render_kw = [self.kwargs] * self.engine.num_envs
+            for i in np.asarray(ids).tolist():
+                self._render_kw[i] = kw
 
     def take_built_env_kwargs(self):
         """Each env's complete kwargs as the family was built with them (None: all the
@@ -876,8 +972,34 @@ class SpecFamily:
             hook(mode)
 
     def render(self, ids):
-        return self._render(self.engine, np.asarray(ids, np.int64), self.render_mode,
-                            self.kwargs)
+        """The render hook's frames of envs ``ids``, its ``kwargs`` those of the envs it
+        draws: one call per distinct setting among them (envs with their own kwargs:
+        ``env_kwargs``, ``set_attr``, population members), the frames in ``ids``' order."""
+        ids = np.asarray(ids, np.int64)
+        per_env = self._render_kw
+        if per_env is None:
+            return self._render(self.engine, ids, self.render_mode, self.kwargs)
+        by_object = {}                      # envs given one dict share it (_apply)
+        for pos, i in enumerate(ids.tolist()):
+            by_object.setdefault(id(per_env[i]), (per_env[i], []))[1].append(pos)
+        groups = []                         # [(kwargs, positions in ids)]
+        for kw, pos in by_object.values():
+            for g in groups:
+                if same_kwargs(g[0], kw):
+                    g[1].extend(pos)
+                    break
+            else:
+                groups.append((kw, pos))
+        if len(groups) <= 1:
+            kw = groups[0][0] if groups else self.kwargs
+            return self._render(self.engine, ids, self.render_mode, kw)
+        frames = [None] * len(ids)
+        for kw, pos in groups:
+            pos.sort()
+            out = self._render(self.engine, ids[pos], self.render_mode, kw)
+            for p, frame in zip(pos, out):
+                frames[p] = frame
+        return frames
 
     def extra_info(self, info, kinds, ids):
         pass

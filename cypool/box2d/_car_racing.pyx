@@ -26,7 +26,7 @@ import numpy as np
 
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
 from cypool.box2d._draws cimport Draws, numpy_draws
-from cypool.box2d._cr_text import build_score_glyph_table
+from cypool.box2d._cr_text import score_glyph_table
 
 cnp.import_array()
 
@@ -93,7 +93,7 @@ def _score_glyphs():
     pygame's font (about 0.7 s) and checked there against font.render."""
     global _GLYPHS
     if _GLYPHS is None:
-        _GLYPHS = build_score_glyph_table()
+        _GLYPHS = score_glyph_table()
     return _GLYPHS
 
 

@@ -261,3 +261,17 @@ def _self_check(B, table, samples=None):
         _, ref = _render(B.pygame, B.font, s)
         if not np.array_equal(ref, B.compose(s, pair, last)):
             raise RuntimeError("score glyph table does not reproduce font.render(%r)" % s)
+
+
+def score_glyph_table():
+    """The table the pools draw with, built from pygame's font (gymnasium draws the score
+    with it: exact to the installed pygame). CarRacing's observation is a drawn frame, score
+    included, so stepping it needs pygame (not pybox2d): pip install "cypool[car-racing]"."""
+    try:
+        import pygame  # noqa: F401
+    except ImportError:
+        raise ImportError(
+            "CarRacing-v3 draws the score into every observation with pygame's bundled font, "
+            "as gymnasium does, so stepping it needs pygame: pip install "
+            "\"cypool[car-racing]\" (pygame-ce alone; pybox2d is not needed)") from None
+    return build_score_glyph_table()

@@ -2,6 +2,8 @@
 dm_control's own code computes them (so that the kernels' floats are dm_control's)."""
 import numpy as np
 
+from cypool.mujoco._compile import compile_xml
+
 SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL, SIG_RECIPROCAL = 0, 1, 2, 3, 4  # _dmc.pxd
 
 
@@ -58,6 +60,7 @@ def dgemm_routine():
     return _blas_routine("dgemm")
 
 
+
 def generated_model(name, xml, suite_dir):
     """A model dm_control generates as a string (swimmer's links, manipulator's props), as a
     file cypool's pool can load: its includes made absolute, written once per content under
@@ -89,7 +92,7 @@ def env_models(path, num_envs, model_cols, fields):
     import copy
 
     import mujoco
-    base = mujoco.MjModel.from_xml_path(path)
+    base = compile_xml(path)
     keep = []
     cols = {c: [] for c in model_cols}
     for c in fields.values():

@@ -11,10 +11,10 @@ time limit of its own, as EnvPool does), ``frame_skip`` (dm_control's ``n_sub_st
 ``from_pixels`` with ``render_width``/``render_height``/``render_camera_id`` gives EnvPool's
 channels-first ``(3, H, W)`` uint8 observations, which are ``physics.render``'s frames (camera
 -1: dm_control's free camera). Observations are the Dict of float64 arrays in dm_control's
-key order, as EnvPool's; rewards float32 (EnvPool's), info ``env_id``, ``players``,
-``elapsed_step`` (EnvPool's keys). The numbers are dm_control's (env i seeded ``seed + i`` is
-``suite.load(..., task_kwargs={"random": seed + i})``), not EnvPool's own C++ port with its
-``std::mt19937`` draws.
+key order, as EnvPool's (``obs_key_order="dm_control"``); rewards float32 (EnvPool's), info
+``env_id``, ``players``, ``elapsed_step`` (EnvPool's keys). The numbers are dm_control's (env
+i seeded ``seed + i`` is ``suite.load(..., task_kwargs={"random": seed + i})``), not
+EnvPool's own C++ port with its ``std::mt19937`` draws.
 """
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ def envpool_id(domain: str, task: str) -> str:
 
 def _convert(task_id, options, pixels):
     """cypool kwargs for EnvPool's options: no time limit of dm_control's own (EnvPool's
-    max_episode_steps, given to the pool, is the only one), and the pixel options."""
-    task = {"time_limit": float("inf")}
+    max_episode_steps, given to the pool, is the only one), dm_control's key order (EnvPool's
+    Dict keeps it), and the pixel options."""
+    task = {"time_limit": float("inf"), "obs_key_order": "dm_control"}
     if pixels is not None:
         task.update(from_pixels=True, channels_first=True, width=pixels["render_width"],
                     height=pixels["render_height"], camera_id=pixels["render_camera_id"])

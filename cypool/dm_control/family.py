@@ -22,6 +22,7 @@ from cypool._core.spec import Built, FamilySpec, Kwarg
 from cypool._mujoco_import import import_mujoco
 from cypool._validate import (INT64_END, MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES,
                               check_pool_memory)
+from cypool.mujoco._compile import compile_xml
 from cypool.errors import check_known_kwargs
 
 mujoco = import_mujoco()
@@ -56,7 +57,12 @@ KWARGS = {"time_limit": None, "environment_kwargs": None, "flatten_obs": False,
           # of the same three
           # channels_first: (3, H, W) frames (EnvPool's layout, for cypool.envpool)
           "from_pixels": False, "pixels_only": True, "channels_first": False, "width": None,
-          "height": None, "camera_id": None, "render_kwargs": None}
+          "height": None, "camera_id": None, "render_kwargs": None,
+          # the Dict's key order: "sorted", gymnasium's Dict of a dict (Shimmy's spaces under
+          # the same ids, so FlattenObservation gives Shimmy's vectors); "dm_control", the
+          # observation_spec's order (EnvPool's, for cypool.envpool)
+          "obs_key_order": "sorted"}
+OBS_KEY_ORDERS = ("sorted", "dm_control")
 RENDER_DEFAULTS = {"width": 320, "height": 240, "camera_id": -1}
 _ENV_KWARGS = ("control_timestep", "n_sub_steps")
 PREFIX = "dm_control/"
@@ -87,8 +93,9 @@ def suite_dir():
     """dm_control's suite folder (its XML models): dm_control must be installed."""
     spec = importlib.util.find_spec("dm_control")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("cypool's dm_control ids load dm_control's own models: install "
-                          "dm-control (pip install dm-control==1.0.52)")
+        raise ImportError("cypool's dm_control ids load dm_control's own models, and "
+                          "dm_control is not installed: pip install \"cypool[dm-control]\" "
+                          "(dm-control==1.0.52, the release its numbers are tested against)")
     return os.path.join(list(spec.submodule_search_locations)[0], "suite")
 
 
@@ -133,6 +140,10 @@ def merge_kwargs(env_id, mod, kwargs):
     for key in ("flatten_obs", "from_pixels", "pixels_only", "channels_first"):
         if not isinstance(kw[key], (bool, np.bool_)):
             raise TypeError(f"{env_id}: {key} must be a bool, got {kw[key]!r}")
+    if not isinstance(kw["obs_key_order"], str) or kw["obs_key_order"] not in OBS_KEY_ORDERS:
+        raise ValueError(f"{env_id}: obs_key_order must be 'sorted' (gymnasium's sorted Dict, "
+                         "as Shimmy's spaces) or 'dm_control' (the observation_spec's order), "
+                         f"got {kw['obs_key_order']!r}")
     if kw["from_pixels"] and kw["flatten_obs"]:
         raise ValueError(f"{env_id}: flatten_obs=True and from_pixels=True cannot be combined "
                          "(the observation is the frame)")
@@ -337,7 +348,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, domain,
         os.path.join(suite_dir(), f"{domain}.xml")
     st = _State()
     st.env_id, st.mod, st.max_steps, st.env_models = env_id, mod, max_episode_steps, None
-    st.model = model = mujoco.MjModel.from_xml_path(path)
+    st.model = model = compile_xml(path)
     prm, layout, edits = mod.configure(model, task)
     n_sub, limit = st.steps(kw)
     prm[0] = n_sub
@@ -357,12 +368,16 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, domain,
                       f"{env_id} envs")
     split = structure = None
     pixels_only = bool(kw["pixels_only"])
+    ordered = _key_order(kw["obs_key_order"])
     if pixels:         # pixels.Wrapper: {"pixels": frame}, after the state keys
-        structure = ("dict", {**({} if pixels_only else {
-            key: f"state.{key}" for key, _ in layout}), "pixels": "obs"})
+        structure = ("dict", ordered({**({} if pixels_only else {
+            key: f"state.{key}" for key, _ in layout}), "pixels": "obs"}))
     elif not kw["flatten_obs"]:
+        # the kernels write dm_control's order: the pool splits it in that order, and the
+        # structure names each key's output in the Dict's order
         split = [("obs" if k == 0 else f"obs.{key}", shape)
                  for k, (key, shape) in enumerate(layout)]
+        structure = ("dict", ordered({key: name for (key, _), (name, _) in zip(layout, split)}))
     engine = MjPool(path, num_envs, num_threads, limit, mod.task_capsule(task),
                     np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
                     (height, width) if pixels else None, bool(kw["channels_first"]),
@@ -411,19 +426,26 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, domain,
     state_spaces = [(key, gym.spaces.Box(-np.inf, np.inf, shape, np.float64))
                     for key, shape in layout]
     if pixels:
-        obs_space = gym.spaces.Dict(
-            ([] if pixels_only else state_spaces) +
-            [("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
-                                       else (height, width, 3), np.uint8))])
-    elif kw["flatten_obs"]:
+        state_spaces = ([] if pixels_only else state_spaces) + [
+            ("pixels", gym.spaces.Box(0, 255, (3, height, width) if kw["channels_first"]
+                                      else (height, width, 3), np.uint8))]
+    if kw["flatten_obs"]:
         obs_space = gym.spaces.Box(-np.inf, np.inf, (obs_dim,), np.float64)
     else:
-        # a list of pairs: gymnasium would sort a plain dict's keys
-        obs_space = gym.spaces.Dict(state_spaces)
+        # a list of pairs in the chosen order (gymnasium would sort a plain dict's keys)
+        obs_space = gym.spaces.Dict(list(ordered(dict(state_spaces)).items()))
     # render_mode="rgb_array" is refused by make_vec where the frames would be wrong
     return Built(engine, obs_space, act_space,
                  render_fps=int(np.round(1.0 / (model.opt.timestep * n_sub))), state=st,
                  obs_structure=structure, render=functools.partial(_render, model=model))
+
+
+def _key_order(order):
+    """A dict's items in the Dict's key order: "sorted" as gymnasium's Dict sorts a plain
+    dict's keys (Shimmy's ``dm_spec2gym_space`` passes it one), "dm_control" as given."""
+    if order == "sorted":
+        return lambda d: dict(sorted(d.items()))
+    return dict
 
 
 # ---------------------------------------------------------------------------- the hooks

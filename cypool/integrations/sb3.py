@@ -308,6 +308,8 @@ class SB3VecEnv(VecEnv):
           ``set_wrapper_attr(name, value)``: :meth:`get_attr`, whether it succeeds, and
           :meth:`set_attr`.
         * a callable stored with :meth:`set_attr` under a new name.
+        * the family's own methods (``env.unwrapped.method_names()``: Gymnasium-Robotics'
+          ``compute_reward``, which SB3's ``HerReplayBuffer`` calls on a batch of goals).
 
         A ``SyncVectorEnv`` underneath calls its sub-envs' methods, as ``DummyVecEnv``.
 
@@ -335,6 +337,9 @@ class SB3VecEnv(VecEnv):
                     f"{type(u).__name__} has no per-env Python objects to call "
                     f"{method_name!r} on; call the vector env (SB3VecEnv.env) directly")
             results = list(u.call(method_name, *method_args, **method_kwargs))
+            return [results[i] for i in idx]
+        if method_name in getattr(u, "method_names", tuple)():   # the family's own
+            results = u.call(method_name, *method_args, **method_kwargs)
             return [results[i] for i in idx]
         if all(method_name in self._extra[i] for i in idx):
             return [self._extra[i][method_name](*method_args, **method_kwargs) for i in idx]

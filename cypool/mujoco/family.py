@@ -18,10 +18,10 @@ from cypool._mujoco_import import import_mujoco
 
 from cypool._core._engine import INFO_KINDS
 from cypool._numpy_blas import ROUTINE as DOT_ROUTINE
-from cypool.errors import check_known_kwargs
 from cypool._validate import (MAX_MUJOCO_FRAME_SKIP, MIN_ENV_BYTES, Interval, check_int,
                               check_pool_memory, loop_count)
 from cypool.mujoco.tasks._config import check_noise_scale
+from cypool.mujoco._compile import compile_xml
 from cypool.mujoco._pool import MjPool, GL_BACKENDS
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, NativeStep, SpecFamily
 
@@ -368,7 +368,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, mod):
     st.mod = mod
     st.path = path = xml_path(kw["xml_file"])
     try:
-        st.model = model = mujoco.MjModel.from_xml_path(path)
+        st.model = model = compile_xml(path)
     except ValueError as exc:
         if "allocate" in str(exc):
             raise MemoryError(f"cypool: out of memory loading {path}: {exc}") from None

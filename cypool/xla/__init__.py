@@ -376,6 +376,11 @@ def make_xla(env, *, envpool: bool = False):
     jnp = jax.numpy
     env.check_open()
     if not envpool:
+        st = env.pool.obs_structure             # a text leaf (MiniGrid's mission): a str
+        if st is not None and any(callable(n) for n in
+                                  (st[1].values() if st[0] == "dict" else st[1])):
+            raise ValueError("cypool: xla() cannot serve an observation with a text leaf "
+                             "(MiniGrid's mission, one str per env), which XLA cannot hold")
         mode = str(getattr(env.autoreset_mode, "value", env.autoreset_mode)).lower()
         if "same" in mode:
             raise ValueError("cypool: xla() supports autoreset_mode 'next_step' and "
