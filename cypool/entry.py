@@ -12,6 +12,9 @@ BUILTIN_FAMILIES = (
     "cypool.toy_text.registration",
     "cypool.box2d.registration",
     "cypool.dm_control.registration",
+    "cypool.minatar.registration",
+    "cypool.mpe2.registration",
+    "cypool.robotics.registration",
 )
 
 for _module in BUILTIN_FAMILIES:

@@ -22,7 +22,8 @@ import cypool
 
 ROOT = Path(cypool.__file__).parent
 TESTS = Path(__file__).parent
-FAMILIES = ("atari", "box2d", "classic", "dm_control", "mujoco", "toy_text")
+FAMILIES = ("atari", "box2d", "classic", "dm_control", "minatar", "minigrid", "mpe2", "mujoco",
+            "robotics", "toy_text")
 # (file, expression): why it is allowed
 ALLOWED = {
     ("_core/pool.py", "self.engine._forget_team"): "the fork hook: a child forgets the "

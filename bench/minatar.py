@@ -1,0 +1,95 @@
+"""python -m bench.minatar [--env MinAtar/Breakout-v1] [--envs 256] [--threads 2] [--seconds 3]
+
+MinAtar (cypool.minatar) against its reference, each system in its own process, random
+actions drawn beforehand (the policy costs nothing):
+
+  cypool      cypool.make_vec(id, N, num_threads=T)
+  cypool-1    the same on one thread
+  gym-sync    gymnasium.vector.SyncVectorEnv over gymnasium.make(id) after
+              minatar.gym.register_envs(): cypool's reference, seed for seed
+
+Reports env steps/s and cypool's ratio to each.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+system, env_id, n, threads, seconds = sys.argv[1:6]
+n, threads, seconds = int(n), int(threads), float(seconds)
+if system.startswith("cypool"):
+    import cypool
+    env = cypool.make_vec(env_id, n, num_threads=1 if system == "cypool-1" else threads)
+else:
+    import gymnasium as gym
+    import minatar.gym
+    minatar.gym.register_envs()
+    env = gym.vector.SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)])
+env.reset(seed=0)
+acts = np.random.default_rng(0).integers(0, env.single_action_space.n, (64, n))
+for k in range(20):
+    env.step(acts[k % 64])
+calls, t0 = 0, time.perf_counter()
+while True:
+    for _ in range(10):
+        env.step(acts[calls % 64])
+        calls += 1
+    dt = time.perf_counter() - t0
+    if dt >= seconds:
+        break
+print(json.dumps({"steps_per_s": n * calls / dt, "batch_s": dt / calls}))
+"""
+
+SYSTEMS = ["cypool", "cypool-1", "gym-sync"]
+
+
+def run_child(system, env_id, n, threads, seconds):
+    proc = subprocess.run([sys.executable, "-c", CHILD, system, env_id, str(n), str(threads),
+                           str(seconds)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--env", default="MinAtar/Breakout-v1")
+    ap.add_argument("--envs", type=int, nargs="+", default=[256])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--systems", nargs="+", default=SYSTEMS)
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args(argv)
+    results = {}
+    print(f"{args.env}, {args.threads} threads")
+    print(f"{'envs':>6} " + " ".join(f"{s:>12}" for s in args.systems)
+          + "   cypool / each (env steps/s)")
+    for n in args.envs:
+        row = {s: run_child(s, args.env, n, args.threads, args.seconds) for s in args.systems}
+        results[n] = row
+        cells = [f"{'error':>12}" if "steps_per_s" not in row[s]
+                 else f"{row[s]['steps_per_s'] / 1e6:11.3f}M" for s in args.systems]
+        ours = row.get("cypool", {}).get("steps_per_s")
+        ratios = [f"{s} {ours / row[s]['steps_per_s']:.1f}x" for s in args.systems
+                  if s != "cypool" and ours and "steps_per_s" in row[s]]
+        print(f"{n:>6} " + " ".join(cells) + "   " + ", ".join(ratios))
+        for s in args.systems:
+            if "error" in row[s]:
+                print(f"       {s}: {row[s]['error']}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"env": args.env, "threads": args.threads, "results": results}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()

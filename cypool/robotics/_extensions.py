@@ -1,0 +1,5 @@
+# The robotics extensions, gathered by setup.py: (builder, module, sources, options). Tasks on
+# cypool's MuJoCo pool (cypool.mujoco._pool.MjPool), built as the MuJoCo tasks are.
+EXTENSIONS = [
+    ("mujoco", "cypool.robotics._point_maze", ["cypool/robotics/_point_maze.pyx"], {}),
+]
