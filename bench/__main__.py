@@ -64,10 +64,10 @@ def _has_box2d():
 
 
 def instruction_tasks():
-    """The tasks --instructions counts by default: the quick tasks, and LunarLander-v3 where
-    cypool was built with Box2D."""
+    """The tasks --instructions counts by default: the quick tasks, LunarLander-v3 where
+    cypool was built with Box2D, and MinAtar's Breakout (a kernel of cypool's own)."""
     return (["Hopper-v5", "Ant-v5"] + (["Pong-v5"] if _has_atari() else [])
-            + (["LunarLander-v3"] if _has_box2d() else []))
+            + (["LunarLander-v3"] if _has_box2d() else []) + ["MinAtar/Breakout-v1"])
 
 
 def run_one(spec, timeout):

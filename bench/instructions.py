@@ -22,7 +22,8 @@ BASELINE = os.path.join(HERE, "instructions.json")
 NUM_ENVS = 16
 #: step calls counted per task (each call is NUM_ENVS env steps): enough for resets to occur
 #: in the counted loop, few enough that the whole check stays within ~3 minutes on 2 cores
-STEPS = {"Hopper-v5": 200, "Ant-v5": 100, "Pong-v5": 40, "LunarLander-v3": 400}
+STEPS = {"Hopper-v5": 200, "Ant-v5": 100, "Pong-v5": 40, "LunarLander-v3": 400,
+         "MinAtar/Breakout-v1": 400}
 WARMUP = 5
 ATARI = ("Pong-v5", "Breakout-v5")
 
