@@ -378,10 +378,21 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, domain,
         split = [("obs" if k == 0 else f"obs.{key}", shape)
                  for k, (key, shape) in enumerate(layout)]
         structure = ("dict", ordered({key: name for (key, _), (name, _) in zip(layout, split)}))
+    perm = None
+    if kw["flatten_obs"] and not pixels:
+        # one vector, its keys in the chosen order (sorted: FlattenObservation's of Shimmy's
+        # Dict); the pool gathers it from the kernel's dm_control order
+        starts, at = {}, 0
+        for key, shape in layout:
+            size = int(np.prod(shape, dtype=np.int64))
+            starts[key] = np.arange(at, at + size)
+            at += size
+        perm = np.concatenate([starts[key] for key in ordered(starts)]) if layout else None
+        split = [("obs", (obs_dim,))] if perm is not None else None
     engine = MjPool(path, num_envs, num_threads, limit, mod.task_capsule(task),
                     np.tile(np.asarray(prm, np.float64), (num_envs, 1)), obs_dim, 0,
                     (height, width) if pixels else None, bool(kw["channels_first"]),
-                    task_state, split)
+                    task_state, split, perm)
     engine.set_restore_slot(T_RESTORED)
     # each env's step limit from its time_limit (0: none), which a population's
     # max_episode_steps can only shorten (_set_max_episode_steps)

@@ -205,6 +205,7 @@ cdef class MjPool(Engine):
     cdef Py_ssize_t obs_dim
     cdef Py_ssize_t n_split
     cdef Py_ssize_t* split_len
+    cdef Py_ssize_t* perm       # obs_perm: the split reads the task's element perm[j]
     cdef MjTask task
     cdef double* prm
     cdef Py_ssize_t prm_w
@@ -238,6 +239,7 @@ cdef class MjPool(Engine):
         self.tstate = NULL
         self.flat = NULL
         self.split_len = NULL
+        self.perm = NULL
         self.n_split = 0
         self.warn_before = NULL
         self.scratch = NULL
@@ -251,14 +253,17 @@ cdef class MjPool(Engine):
     def __init__(self, str xml_path, Py_ssize_t num_envs, int num_threads,
                  long long max_episode_steps, task_capsule, params, Py_ssize_t obs_dim,
                  Py_ssize_t info_width, tuple pixels=None, bint channels_first=False,
-                 Py_ssize_t task_state=0, obs_split=None):
+                 Py_ssize_t task_state=0, obs_split=None, obs_perm=None):
         """pixels: (height, width) for pixel observations (from_pixels): the observation
         output is the env's rendered frame ((3, height, width) with channels_first), and the
         task's state observation goes to a second output, "state".
         task_state: doubles of persistent state per env the task keeps (MjEnv.tstate).
         obs_split: [(output name, shape), ...] whose sizes add up to obs_dim: the task writes
         its whole observation and the pool splits it into one output per item (a Dict
-        observation; the first name must be "obs")."""
+        observation; the first name must be "obs").
+        obs_perm: with obs_split, a permutation of range(obs_dim): the outputs, concatenated,
+        hold the task's elements obs_perm[0], obs_perm[1], ... (a flat observation in another
+        key order than the task writes)."""
         cdef char err[1000]
         cdef Py_ssize_t i
         cdef MjTask* task
@@ -289,6 +294,19 @@ cdef class MjPool(Engine):
                 raise MemoryError("cypool: cannot allocate the observation buffers")
             for i in range(self.n_split):
                 self.split_len[i] = sizes[i]
+            if obs_perm is not None:
+                perm = np.asarray(obs_perm)
+                if perm.dtype.kind not in "iu" or perm.shape != (obs_dim,) or not \
+                        np.array_equal(np.sort(perm), np.arange(obs_dim)):
+                    raise ValueError("cypool: obs_perm must be a permutation of "
+                                     f"range({obs_dim})")
+                self.perm = <Py_ssize_t*> calloc(obs_dim + 1, sizeof(Py_ssize_t))
+                if self.perm == NULL:
+                    raise MemoryError("cypool: cannot allocate the observation permutation")
+                for i in range(obs_dim):
+                    self.perm[i] = perm[i]
+        elif obs_perm is not None:
+            raise ValueError("cypool: obs_perm needs obs_split")
         elif pixels is None:
             outputs = [("obs", (obs_dim,), np.float64)]
         else:
@@ -356,6 +374,7 @@ cdef class MjPool(Engine):
         free(self.tstate)
         free(self.flat)
         free(self.split_len)
+        free(self.perm)
         if self.m_noact != NULL:
             mj_deleteModel(self.m_noact)
         if self.m != NULL:
@@ -485,13 +504,18 @@ cdef class MjPool(Engine):
 
     cdef inline void _split_obs(self, Py_ssize_t i) noexcept nogil:
         cdef const double* src = self.flat + i * self.obs_dim
+        cdef const Py_ssize_t* perm = self.perm
         cdef double* dst
-        cdef Py_ssize_t k, j
+        cdef Py_ssize_t k, j, off = 0
         for k in range(self.n_split):
             dst = <double*> self.output_row(k, i)
-            for j in range(self.split_len[k]):
-                dst[j] = src[j]
-            src += self.split_len[k]
+            if perm == NULL:
+                for j in range(self.split_len[k]):
+                    dst[j] = src[off + j]
+            else:
+                for j in range(self.split_len[k]):
+                    dst[j] = src[perm[off + j]]
+            off += self.split_len[k]
 
     cdef inline void _env(self, Py_ssize_t i, MjEnv* e) noexcept nogil:
         cdef EnvRow r

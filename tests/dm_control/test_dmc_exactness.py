@@ -126,14 +126,24 @@ def test_reset_without_seed_continues_each_stream():
         _check_obs(obs, [r.reset() for r in refs], "unseeded reset")
 
 
-def test_flatten_obs_is_the_concatenation():
-    env = cypool.make_vec("dm_control/walker-walk-v0", 2, num_threads=1, flatten_obs=True)
+@pytest.mark.parametrize("order", ["sorted", "dm_control"])
+def test_flatten_obs_is_the_concatenation_in_the_key_order(order):
+    """flatten_obs=True: the keys concatenated in obs_key_order's order (sorted, the
+    default: FlattenObservation's vector of Shimmy's Dict; dm_control: flat_observation's)."""
+    env = cypool.make_vec("dm_control/walker-walk-v0", 2, num_threads=1, flatten_obs=True,
+                          obs_key_order=order)
     ref = _refs("walker", "walk", 4, 2, 25)
     obs, _ = env.reset(seed=4)
-    for i, r in enumerate(ref):
-        flat = np.concatenate([np.ravel(v) for v in r.reset().observation.values()])
-        assert np.array_equal(obs[i], flat) and obs.dtype == np.float64
+    a = np.full((2, 6), 0.2)
+    for t in range(3):
+        for i, r in enumerate(ref):
+            o = (r.reset() if t == 0 else r.step(a[i])).observation
+            keys = sorted(o) if order == "sorted" else list(o)
+            flat = np.concatenate([np.ravel(o[k]) for k in keys])
+            assert np.array_equal(obs[i], flat) and obs.dtype == np.float64
+        obs = env.step(a)[0]
     assert env.single_observation_space.shape == (24,)
+    env.close()
 
 
 def test_snapshots_continue_exactly():
