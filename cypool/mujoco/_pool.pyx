@@ -446,22 +446,22 @@ cdef class MjPool(Engine):
         """{field: doubles per env} of the mjData arrays :meth:`read_data` copies."""
         m = self.m
         return {"qpos": m.nq, "qvel": m.nv, "cinert": 10 * m.nbody, "cvel": 6 * m.nbody,
-                "qfrc_actuator": m.nv, "cfrc_ext": 6 * m.nbody}
+                "qfrc_actuator": m.nv, "cfrc_ext": 6 * m.nbody, "xpos": 3 * m.nbody}
 
     def read_data(self, fields, double[:, ::1] out):
         """Copy the mjData arrays ``fields`` (names of :meth:`data_sizes`) of every env, each
         row the fields concatenated in the given order, into ``out`` (num_envs, total): what
         the env's data holds after its last step or reset (call with no env in flight)."""
         cdef Py_ssize_t i, k, off, nf, total = 0
-        cdef int codes[6]
-        cdef Py_ssize_t lens[6]
+        cdef int codes[7]
+        cdef Py_ssize_t lens[7]
         cdef mjData* d
         cdef const double* src
         sizes = self.data_sizes()
         names = list(sizes)
         fields = list(fields)
-        if not 0 < len(fields) <= 6 or len(set(fields)) != len(fields):
-            raise ValueError(f"cypool: read_data takes 1 to 6 distinct fields, got {fields}")
+        if not 0 < len(fields) <= 7 or len(set(fields)) != len(fields):
+            raise ValueError(f"cypool: read_data takes 1 to 7 distinct fields, got {fields}")
         nf = len(fields)
         for k in range(nf):
             if fields[k] not in sizes:
@@ -489,8 +489,10 @@ cdef class MjPool(Engine):
                     src = d.cvel
                 elif codes[k] == 4:
                     src = d.qfrc_actuator
-                else:
+                elif codes[k] == 5:
                     src = d.cfrc_ext
+                else:
+                    src = d.xpos
                 memcpy(&out[i, off], src, lens[k] * sizeof(double))
                 off += lens[k]
 

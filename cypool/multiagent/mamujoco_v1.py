@@ -7,12 +7,13 @@ agent_conf, ...)`` steps ``num_envs`` of them at once.
 The partitions, graph and observation categories are the reference's own (its ``obsk``
 module, read once at make: ``pip install "cypool[multiagent]"`` brings gymnasium-robotics).
 Each agent's observation is a fixed selection of the env's mjData arrays (qpos, qvel, cinert,
-cvel, qfrc_actuator, cfrc_ext), some elements clipped; the selection is derived from the
-reference's ``build_obs`` at make and checked against it on random data, so a scenario whose
-observations are more than that (Reacher's sines and fingertip distance) is refused rather
-than approximated. Served: Ant, HalfCheetah, Hopper, Humanoid, HumanoidStandup, Swimmer,
-Walker2d, Pusher, InvertedPendulum, InvertedDoublePendulum (what the check admits); not:
-Reacher, ManySegmentAnt, ManySegmentSwimmer, CoupledHalfCheetah (their own models).
+cvel, qfrc_actuator, cfrc_ext, xpos), some elements clipped; the selection is derived from
+the reference's ``build_obs`` at make and checked against it on random data, so a scenario
+whose observations are more than that (Reacher's sines and fingertip distance) is refused
+rather than approximated. Served: Ant, HalfCheetah, Hopper, Humanoid, HumanoidStandup,
+Swimmer, Walker2d, Pusher, InvertedPendulum, InvertedDoublePendulum, and ManySegmentAnt and
+ManySegmentSwimmer (the reference's generated models on the Ant/Swimmer v5 tasks); not:
+Reacher, CoupledHalfCheetah (an env class of its own).
 """
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ __all__ = ["parallel_env", "env", "vec_env", "SCENARIOS"]
 
 SCENARIOS = ("Ant", "HalfCheetah", "Hopper", "HumanoidStandup", "Humanoid", "Reacher",
              "Swimmer", "Pusher", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum")
-_OWN_MODELS = ("ManySegmentAnt", "ManySegmentSwimmer", "CoupledHalfCheetah")
-_FIELDS = ("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext")
+_SEGMENTS = ("ManySegmentAnt", "ManySegmentSwimmer")   # a generated model on a v5 task
+_OWN_MODELS = ("CoupledHalfCheetah",)
+_FIELDS = ("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext", "xpos")
+_BODY_FIELDS = ("cinert", "cvel", "cfrc_ext", "xpos")
 
 
 def _obsk():
@@ -43,7 +46,7 @@ def _local_categories(scenario, agent_obsk):
     """The reference's default categories per observation depth."""
     if agent_obsk is None:
         return [[]]
-    if scenario == "Ant":
+    if scenario in ("Ant", "ManySegmentAnt"):
         cats = [["qpos", "qvel", "cfrc_ext"], ["qpos"]]
     elif scenario in ("Humanoid", "HumanoidStandup"):
         cats = [["qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext"], ["qpos"]]
@@ -55,32 +58,43 @@ def _local_categories(scenario, agent_obsk):
 
 
 class _Data:
-    """A stand-in for mjData holding given arrays (what build_obs reads)."""
+    """A stand-in for mjData holding given arrays (what build_obs reads; ``body(name)``:
+    the named body's row of xpos, as mujoco's accessor)."""
 
-    def __init__(self, flat, sizes, nbody):
+    def __init__(self, flat, sizes, nbody, body_ids):
         off = 0
         for f in _FIELDS:
             v = flat[off:off + sizes[f]]
-            setattr(self, f, v.reshape(nbody, -1) if f in ("cinert", "cvel", "cfrc_ext")
-                    else v)
+            setattr(self, f, v.reshape(nbody, -1) if f in _BODY_FIELDS else v)
             off += sizes[f]
+        self._ids = body_ids
+
+    def body(self, name):
+        return _Body(self.xpos[self._ids[name]])
+
+
+class _Body:
+    __slots__ = ("xpos",)
+
+    def __init__(self, xpos):
+        self.xpos = xpos
 
 
 class _Recipe:
     """One agent's observation as ``clip(data[idx], lo, hi)`` of the env's concatenated
     mjData arrays: derived from the reference's build_obs on marked data, then checked."""
 
-    def __init__(self, build, sizes, nbody):
+    def __init__(self, build, sizes, nbody, body_ids):
         total = sum(sizes.values())
         j = np.arange(total, dtype=np.float64)
         unit = 2.0 ** -20                  # marks inside every clip range: pass unchanged
-        small = build(_Data((j + 1) * unit, sizes, nbody))
+        small = build(_Data((j + 1) * unit, sizes, nbody, body_ids))
         idx = np.rint(small / unit).astype(np.int64) - 1
         if (small.dtype != np.float64 or (idx < 0).any() or (idx >= total).any()
                 or not np.array_equal((idx + 1) * unit, small)):
             raise _NotAGather()
-        hi = build(_Data(1e6 + j, sizes, nbody))
-        lo = build(_Data(-1e6 - j, sizes, nbody))
+        hi = build(_Data(1e6 + j, sizes, nbody, body_ids))
+        lo = build(_Data(-1e6 - j, sizes, nbody, body_ids))
         self.idx = idx
         self.hi = np.where(hi == 1e6 + idx, np.inf, hi)
         self.lo = np.where(lo == -1e6 - idx, -np.inf, lo)
@@ -88,7 +102,7 @@ class _Recipe:
         rng = np.random.default_rng(0)
         for scale in (0.5, 3.0, 50.0):
             probe = rng.normal(0.0, scale, total)
-            if not np.array_equal(self(probe[None])[0], build(_Data(probe, sizes, nbody))):
+            if not np.array_equal(self(probe[None])[0], build(_Data(probe, sizes, nbody, body_ids))):
                 raise _NotAGather()
 
     def __call__(self, data):
@@ -140,6 +154,8 @@ class PartitionAgents:
             ("qpos", "qvel")
         self.sizes = engine.data_sizes()
         nbody = self.sizes["cvel"] // 6
+        model = getattr(getattr(family, "state", None), "model", None)   # mujoco.MjModel
+        body_ids = {} if model is None else {model.body(k).name: k for k in range(nbody)}
         self.recipes = None
         if self.agent_obsk is not None:
             self.recipes = []
@@ -149,7 +165,7 @@ class PartitionAgents:
                 def build(data, k_dict=k_dict):
                     return obsk.build_obs(data, k_dict, cats, globs, gcats)
                 try:
-                    self.recipes.append(_Recipe(build, self.sizes, nbody))
+                    self.recipes.append(_Recipe(build, self.sizes, nbody, body_ids))
                 except _NotAGather:
                     raise ValueError(
                         f"mamujoco_v1: {scenario}'s observations (categories {cats}, "
@@ -233,13 +249,45 @@ class PartitionAgents:
         return obs
 
 
+def _segments_model(scenario, agent_conf):
+    """ManySegmentAnt/ManySegmentSwimmer: the reference's generated model of agent_conf's
+    segment count ("AxB": A * B segments), written once per content under the temporary
+    directory; (the v5 task it runs on, the model's path)."""
+    import hashlib
+    import os
+    import tempfile
+
+    from gymnasium_robotics.envs.multiagent_mujoco import many_segment_ant, many_segment_swimmer
+
+    try:
+        a, b = str(agent_conf).split("x")
+        n_segs = int(a) * int(b)
+    except ValueError:
+        raise ValueError(f"mamujoco_v1: unknown agent_conf {agent_conf!r} for {scenario} "
+                         "(segments x agents, e.g. '2x3')") from None
+    if not 1 <= n_segs <= 64:
+        raise ValueError(f"mamujoco_v1: {scenario} takes 1 to 64 segments, got {n_segs}")
+    gen = many_segment_ant if scenario == "ManySegmentAnt" else many_segment_swimmer
+    folder = os.path.join(tempfile.gettempdir(), f"cypool-mamujoco-{os.getuid()}")
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f"gen-{os.getpid()}.xml")
+    gen.gen_asset(n_segs=n_segs, asset_path=tmp)
+    with open(tmp, "rb") as f:
+        xml = f.read()
+    path = os.path.join(folder, f"{scenario}-{hashlib.sha256(xml).hexdigest()[:16]}.xml")
+    os.replace(tmp, path)
+    return ("Ant" if scenario == "ManySegmentAnt" else "Swimmer"), path
+
+
 def _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
             global_categories):
     if scenario in _OWN_MODELS:
-        raise ValueError(f"mamujoco_v1: {scenario} runs a model of its own that cypool does "
-                         f"not serve yet; served scenarios: {SCENARIOS}")
-    if scenario not in SCENARIOS:
-        raise ValueError(f"mamujoco_v1: unknown scenario {scenario!r}; served: {SCENARIOS}")
+        raise ValueError(f"mamujoco_v1: {scenario} runs an env class of its own (tendons "
+                         f"between two cheetahs) that cypool does not serve yet; served "
+                         f"scenarios: {SCENARIOS + _SEGMENTS}")
+    if scenario not in SCENARIOS + _SEGMENTS:
+        raise ValueError(f"mamujoco_v1: unknown scenario {scenario!r}; served: "
+                         f"{SCENARIOS + _SEGMENTS}")
 
     def view(family):
         return PartitionAgents(family, scenario=scenario, agent_conf=agent_conf,
@@ -249,6 +297,14 @@ def _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categor
     return view
 
 
+def _task(scenario, agent_conf, kwargs):
+    """The v5 task id a scenario runs on, and its kwargs."""
+    if scenario in _SEGMENTS:
+        base, path = _segments_model(scenario, agent_conf)
+        return f"{base}-v5", {**kwargs, "xml_file": path}
+    return f"{scenario}-v5", kwargs
+
+
 def vec_env(num_envs: int, scenario: str, agent_conf: str | None, agent_obsk: int | None = 1,
             agent_factorization=None, local_categories=None, global_categories=None,
             num_threads: int | None = None, render_mode=None, **kwargs):
@@ -256,8 +312,9 @@ def vec_env(num_envs: int, scenario: str, agent_conf: str | None, agent_obsk: in
     kwargs are the reference's (``kwargs``: the gymnasium v5 task's)."""
     view = _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
                    global_categories)
-    return VecEnv(f"{scenario}-v5", num_envs, num_threads=num_threads,
-                  render_mode=render_mode, agents=view, **kwargs)
+    task, kwargs = _task(scenario, agent_conf, kwargs)
+    return VecEnv(task, num_envs, num_threads=num_threads, render_mode=render_mode,
+                  agents=view, **kwargs)
 
 
 def parallel_env(scenario: str, agent_conf: str | None, agent_obsk: int | None = 1,
@@ -272,7 +329,8 @@ def parallel_env(scenario: str, agent_conf: str | None, agent_obsk: int | None =
                          "scenario and agent_conf")
     view = _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
                    global_categories)
-    return ParallelEnv(f"{scenario}-v5", render_mode=render_mode, agents=view, **kwargs)
+    task, kwargs = _task(scenario, agent_conf, kwargs)
+    return ParallelEnv(task, render_mode=render_mode, agents=view, **kwargs)
 
 
 def env(*args, **kwargs):
