@@ -13,6 +13,7 @@ BUILTIN_FAMILIES = (
     "cypool.box2d.registration",
     "cypool.dm_control.registration",
     "cypool.minatar.registration",
+    "cypool.minigrid.registration",
     "cypool.mpe2.registration",
     "cypool.robotics.registration",
 )

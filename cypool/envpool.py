@@ -165,8 +165,8 @@ def _family(task_id):
     if names:
         raise ValueError(f"{task_id} is cypool's id, not EnvPool's: EnvPool (and "
                          f"cypool.envpool) call this env {names[0]}; or use {use}")
-    raise ValueError(f"{task_id} has no EnvPool name (cypool.envpool serves EnvPool's "
-                     f"ids; {_LISTED}): use {use}")
+    raise ValueError(f"{task_id}: cypool.envpool does not serve this env under EnvPool's API "
+                     f"({_LISTED}): use {use}")
 
 
 def _same_option(value, default):

@@ -34,7 +34,9 @@ _BODY_FIELDS = ("cinert", "cvel", "cfrc_ext", "xpos")
 
 def _obsk():
     try:
-        from gymnasium_robotics.envs.multiagent_mujoco import obsk
+        from cypool._quiet import import_quietly
+
+        obsk = import_quietly("gymnasium_robotics.envs.multiagent_mujoco.obsk")
     except ImportError as exc:
         raise ImportError("cypool.multiagent.mamujoco_v1 reads its partitions from "
                           "gymnasium-robotics: pip install \"cypool[multiagent]\" "

@@ -40,6 +40,9 @@ POSITION_NOISE_RANGE = 0.25    # MazeEnv's default (PointMazeEnv cannot pass ano
 def maze_module():
     """gymnasium-robotics' maze package (ImportError naming the extra when it is missing)."""
     try:
+        from cypool._quiet import import_quietly
+
+        import_quietly("gymnasium_robotics")
         from gymnasium_robotics.envs.maze import maps, maze_v4, point_maze
     except ImportError as exc:
         raise ImportError(f"cypool's PointMaze ids need gymnasium-robotics, which generates "

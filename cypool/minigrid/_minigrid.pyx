@@ -1,0 +1,1658 @@
+"""MiniGrid pool: minigrid 3.2.0's MiniGridEnv and its grid generators, per env, in nogil C.
+
+Kernel contract: iteration i touches only env i's grid, agent row, scratch row, its rows of
+the outputs and its stream; no allocation, Python objects or GIL.
+
+World: a grid of cells (h * w, row-major as minigrid's Grid.grid), each a Cell: the object's
+type (0: None, else minigrid's OBJECT_TO_IDX), colour (COLOR_TO_IDX), state (a door's
+encoding: 0 open, 1 closed, 2 locked), a box's contents (c*) and a tag (the objects an
+instruction names: minigrid compares them by identity, and a tag moves with its object). The
+agent row: x, y, dir, step_count, max_steps, mission code, then the generator's positions
+(doors, targets, obstacles); the carried object is a Cell (type 0: nothing). BabyAI's
+targets: the positions GoToInstr checks (obj_poss), updated on a drop as minigrid does.
+Snapshots: state_arrays (grids, agents, carried, targets).
+
+Generators (K_*): Empty, DoorKey, FourRooms, LavaGap, Crossing, Unlock, Memory, KeyCorridor,
+MultiRoom, BabyAI GoToLocal, DistShift, RedBlueDoors, (Blocked)UnlockPickup,
+Dynamic-Obstacles, GoToDoor, GoToObject, Fetch, LockedRoom, PutNear, Playground,
+ObstructedMaze (v0, v1); RoomGrid's
+helpers (rg_*) for the room grids; each env's own step rules after the common step
+(env_step).
+
+Draws: each generator makes minigrid's draws in its order: _rand_int(low, high) is
+Generator.integers(low, high) for int64, i.e. numpy's random_bounded_uint64_fill(off=low,
+rng=high-low-1) (Lemire on buffered 32-bit draws; rng 0 draws nothing); place_obj draws x
+then y until the cell is empty and not the agent's.
+
+Outputs: "obs" the direction (int64), "obs.image" the (view, view, 3) uint8 encoding of the
+agent's view, "obs.mission" the mission's code (int64, the registration's strings).
+"""
+from libc.stdio cimport snprintf
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.string cimport memset
+from libc.stdlib cimport llabs
+cimport numpy as cnp
+from numpy.random cimport bitgen_t
+
+import numpy as np
+
+from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+
+cnp.import_array()
+
+cdef extern from "numpy/random/distributions.h" nogil:
+    void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
+                                    cnp.npy_intp cnt, bint use_masked, uint64_t* out)
+    uint64_t random_interval(bitgen_t* bitgen_state, uint64_t max)
+
+# object types (minigrid's OBJECT_TO_IDX; 0 here is an empty cell, None)
+cdef enum:
+    T_NONE = 0
+    T_EMPTY = 1
+    T_WALL = 2
+    T_FLOOR = 3
+    T_DOOR = 4
+    T_KEY = 5
+    T_BALL = 6
+    T_BOX = 7
+    T_GOAL = 8
+    T_LAVA = 9
+
+# colours (COLOR_TO_IDX); COLOR_NAMES (sorted) is blue, green, grey, purple, red, yellow
+cdef enum:
+    C_RED = 0
+    C_GREEN = 1
+    C_BLUE = 2
+    C_PURPLE = 3
+    C_YELLOW = 4
+    C_GREY = 5
+
+# generators (registration.KINDS)
+cdef enum:
+    K_EMPTY = 0
+    K_DOORKEY = 1
+    K_FOURROOMS = 2
+    K_LAVAGAP = 3
+    K_CROSSING = 4
+    K_UNLOCK = 5
+    K_MEMORY = 6
+    K_KEYCORRIDOR = 7
+    K_MULTIROOM = 8
+    K_GOTOLOCAL = 9
+    K_DISTSHIFT = 10
+    K_REDBLUE = 11
+    K_UNLOCKPICKUP = 12
+    K_BLOCKEDUNLOCK = 13
+    K_DYNOBS = 14
+    K_GOTODOOR = 15
+    K_GOTOOBJECT = 16
+    K_FETCH = 17
+    K_LOCKEDROOM = 18
+    K_PUTNEAR = 19
+    K_PLAYGROUND = 20
+    K_OBSTRUCTED = 21
+
+# agent row
+cdef enum:
+    A_X = 0
+    A_Y = 1
+    A_DIR = 2
+    A_STEPS = 3
+    A_MAX = 4
+    A_MISSION = 5
+    A_X0 = 6          # the generator's positions (Unlock's door, Memory's success/failure,
+    A_W = 64          # RedBlueDoors' doors, Dynamic-Obstacles' balls: up to 29)
+
+# per-env config row: max_steps, see_through_walls, then the generator's parameters
+cdef enum:
+    P_MAX = 0
+    P_SEE = 1
+    P_0 = 2
+    P_W = 10
+
+cdef int64_t MAX_TRIES = 100000000    # place_obj: minigrid loops forever; we fail instead
+
+ctypedef struct Cell:
+    uint8_t type
+    uint8_t color
+    uint8_t state
+    uint8_t ctype
+    uint8_t ccolor
+    uint8_t cstate
+    uint8_t tag        # 1: the object a mission names (KeyCorridor's: minigrid compares identity)
+    uint8_t pad
+
+ctypedef struct World:
+    Cell* g
+    int64_t* a
+    Cell* carry
+    bitgen_t* rng
+    int64_t w
+    int64_t h
+    char* err
+    uint8_t* marks          # BabyAI: the positions the instruction's objects had (obj_poss)
+    int64_t last_x, last_y  # rg_add_object's position
+
+cdef Cell WALL_CELL = Cell(T_WALL, C_GREY, 0, 0, 0, 0, 0, 0)
+cdef int64_t DX[4]
+cdef int64_t DY[4]
+DX[:] = [1, 0, -1, 0]
+DY[:] = [0, 1, 0, -1]
+
+
+cdef inline int64_t rand_int(bitgen_t* rng, int64_t low, int64_t high) noexcept nogil:
+    """Generator.integers(low, high) (int64), low < high."""
+    cdef uint64_t out = 0
+    random_bounded_uint64_fill(rng, <uint64_t> low, <uint64_t> (high - low - 1), 1, False,
+                               &out)
+    return <int64_t> out
+
+
+cdef inline Cell* at(World* wd, int64_t x, int64_t y) noexcept nogil:
+    return wd.g + y * wd.w + x
+
+
+cdef inline void put(World* wd, int64_t x, int64_t y, uint8_t t, uint8_t c,
+                     uint8_t s) noexcept nogil:
+    cdef Cell* p = at(wd, x, y)
+    p.type = t
+    p.color = c
+    p.state = s
+    p.ctype = 0
+    p.ccolor = 0
+    p.cstate = 0
+    p.tag = 0
+
+
+cdef inline void clear(World* wd, int64_t x, int64_t y) noexcept nogil:
+    put(wd, x, y, T_NONE, 0, 0)
+
+
+cdef inline void horz_wall(World* wd, int64_t x, int64_t y, int64_t length,
+                           uint8_t t=T_WALL, uint8_t c=C_GREY) noexcept nogil:
+    """Grid.horz_wall (length < 0: to the right edge)."""
+    cdef int64_t k
+    if length < 0:
+        length = wd.w - x
+    for k in range(length):
+        put(wd, x + k, y, t, c, 0)
+
+
+cdef inline void vert_wall(World* wd, int64_t x, int64_t y, int64_t length,
+                           uint8_t t=T_WALL, uint8_t c=C_GREY) noexcept nogil:
+    cdef int64_t k
+    if length < 0:
+        length = wd.h - y
+    for k in range(length):
+        put(wd, x, y + k, t, c, 0)
+
+
+cdef inline void wall_rect(World* wd, int64_t x, int64_t y, int64_t w, int64_t h) noexcept nogil:
+    horz_wall(wd, x, y, w)
+    horz_wall(wd, x, y + h - 1, w)
+    vert_wall(wd, x, y, h)
+    vert_wall(wd, x + w - 1, y, h)
+
+
+cdef inline int place_obj(World* wd, uint8_t t, uint8_t c, uint8_t s, int64_t tx, int64_t ty,
+                          int64_t sx, int64_t sy, int64_t* px, int64_t* py,
+                          bint reject_next_to=False, int64_t max_tries=-1) noexcept nogil:
+    """MiniGridEnv.place_obj (sx < 0: the grid's size; max_tries < 0: minigrid's inf, here
+    MAX_TRIES; reject_next_to: RoomGrid's reject_fn): 0, or 1 when it gives up."""
+    cdef int64_t x, y, hx, hy, tries = 0
+    if max_tries < 0:
+        max_tries = MAX_TRIES
+    if tx < 0:
+        tx = 0
+    if ty < 0:
+        ty = 0
+    if sx < 0:
+        sx = wd.w
+        sy = wd.h
+    hx = tx + sx if tx + sx < wd.w else wd.w
+    hy = ty + sy if ty + sy < wd.h else wd.h
+    while True:
+        if tries > max_tries:
+            snprintf(wd.err, ERRMSG_LEN, "rejection sampling failed in place_obj")
+            return 1
+        tries += 1
+        x = rand_int(wd.rng, tx, hx)
+        y = rand_int(wd.rng, ty, hy)
+        if at(wd, x, y).type != T_NONE:
+            continue
+        if x == wd.a[A_X] and y == wd.a[A_Y]:
+            continue
+        if reject_next_to and llabs(wd.a[A_X] - x) + llabs(wd.a[A_Y] - y) < 2:
+            continue
+        break
+    if t != T_NONE:
+        put(wd, x, y, t, c, s)
+    px[0] = x
+    py[0] = y
+    return 0
+
+
+cdef inline int place_agent(World* wd, int64_t tx, int64_t ty, int64_t sx, int64_t sy,
+                            bint rand_dir, int64_t max_tries=-1) noexcept nogil:
+    cdef int64_t x = 0, y = 0
+    wd.a[A_X] = -1
+    wd.a[A_Y] = -1
+    if place_obj(wd, T_NONE, 0, 0, tx, ty, sx, sy, &x, &y, False, max_tries):
+        return 1
+    wd.a[A_X] = x
+    wd.a[A_Y] = y
+    if rand_dir:
+        wd.a[A_DIR] = rand_int(wd.rng, 0, 4)
+    return 0
+
+
+cdef inline bint see_behind(const Cell* c) noexcept nogil:
+    if c.type == T_WALL:
+        return False
+    if c.type == T_DOOR:
+        return c.state == 0
+    return True
+
+
+# ---------------------------------------------------------------------------- generators
+cdef int gen_empty(World* wd, const int64_t* p) noexcept nogil:
+    """EmptyEnv: p = start x, start y (-1: place_agent), start dir."""
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    put(wd, wd.w - 2, wd.h - 2, T_GOAL, C_GREEN, 0)
+    if p[0] >= 0:
+        wd.a[A_X] = p[0]
+        wd.a[A_Y] = p[1]
+        wd.a[A_DIR] = p[2]
+        return 0
+    return place_agent(wd, 0, 0, -1, -1, True)
+
+
+cdef int gen_doorkey(World* wd, const int64_t* p) noexcept nogil:
+    cdef int64_t split, door, x = 0, y = 0
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    put(wd, wd.w - 2, wd.h - 2, T_GOAL, C_GREEN, 0)
+    split = rand_int(wd.rng, 2, wd.w - 2)
+    vert_wall(wd, split, 0, -1)
+    if place_agent(wd, 0, 0, split, wd.h, True):
+        return 1
+    door = rand_int(wd.rng, 1, wd.h - 2)
+    put(wd, split, door, T_DOOR, C_YELLOW, 2)
+    return place_obj(wd, T_KEY, C_YELLOW, 0, 0, 0, split, wd.h, &x, &y)
+
+
+cdef int gen_fourrooms(World* wd, const int64_t* p) noexcept nogil:
+    """FourRoomsEnv: p = agent x, y (-1: place_agent), goal x, y (-1: place_obj)."""
+    cdef int64_t i, j, xl, yt, xr, yb, rw = wd.w // 2, rh = wd.h // 2, x = 0, y = 0
+    horz_wall(wd, 0, 0, -1)
+    horz_wall(wd, 0, wd.h - 1, -1)
+    vert_wall(wd, 0, 0, -1)
+    vert_wall(wd, wd.w - 1, 0, -1)
+    for j in range(2):
+        for i in range(2):
+            xl = i * rw
+            yt = j * rh
+            xr = xl + rw
+            yb = yt + rh
+            if i + 1 < 2:
+                vert_wall(wd, xr, yt, rh)
+                clear(wd, xr, rand_int(wd.rng, yt + 1, yb))
+            if j + 1 < 2:
+                horz_wall(wd, xl, yb, rw)
+                clear(wd, rand_int(wd.rng, xl + 1, xr), yb)
+    if p[0] >= 0:
+        wd.a[A_X] = p[0]
+        wd.a[A_Y] = p[1]
+        clear(wd, p[0], p[1])
+        wd.a[A_DIR] = rand_int(wd.rng, 0, 4)
+    elif place_agent(wd, 0, 0, -1, -1, True):
+        return 1
+    if p[2] >= 0:
+        put(wd, p[2], p[3], T_GOAL, C_GREEN, 0)
+        return 0
+    return place_obj(wd, T_GOAL, C_GREEN, 0, 0, 0, -1, -1, &x, &y)
+
+
+cdef int gen_lavagap(World* wd, const int64_t* p) noexcept nogil:
+    """LavaGapEnv (lava obstacles): the gap's column and row."""
+    cdef int64_t gx, gy
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    wd.a[A_X] = 1
+    wd.a[A_Y] = 1
+    wd.a[A_DIR] = 0
+    put(wd, wd.w - 2, wd.h - 2, T_GOAL, C_GREEN, 0)
+    gx = rand_int(wd.rng, 2, wd.w - 2)
+    gy = rand_int(wd.rng, 1, wd.h - 1)
+    vert_wall(wd, gx, 1, wd.h - 2, T_LAVA, C_RED)
+    clear(wd, gx, gy)
+    return 0
+
+
+cdef inline void shuffle(bitgen_t* rng, int64_t* x, int64_t n) noexcept nogil:
+    """Generator.shuffle of a list: Fisher-Yates from the end, random_interval(i)."""
+    cdef int64_t i, j, t
+    for i in range(n - 1, 0, -1):
+        j = <int64_t> random_interval(rng, <uint64_t> i)
+        t = x[i]
+        x[i] = x[j]
+        x[j] = t
+
+
+cdef inline void sort_small(int64_t* x, int64_t n) noexcept nogil:
+    cdef int64_t i, j, t
+    for i in range(1, n):
+        t = x[i]
+        j = i - 1
+        while j >= 0 and x[j] > t:
+            x[j + 1] = x[j]
+            j -= 1
+        x[j + 1] = t
+
+
+cdef int gen_crossing(World* wd, const int64_t* p) noexcept nogil:
+    """CrossingEnv: p = num_crossings, obstacle type (T_LAVA red / T_WALL grey). Rivers are
+    coded as position (vertical) or -position (horizontal) in the shuffled list."""
+    cdef int64_t rivers[512]
+    cdef int64_t path[512]
+    cdef int64_t lv[260]
+    cdef int64_t lh[260]
+    cdef int64_t n = 0, k, nv = 0, nh = 0, i, j, room_i = 0, room_j = 0
+    cdef uint8_t t = <uint8_t> p[1]
+    cdef uint8_t c = C_RED if t == T_LAVA else C_GREY
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    wd.a[A_X] = 1
+    wd.a[A_Y] = 1
+    wd.a[A_DIR] = 0
+    put(wd, wd.w - 2, wd.h - 2, T_GOAL, C_GREEN, 0)
+    for i in range(2, wd.h - 2, 2):
+        rivers[n] = i
+        n += 1
+    for j in range(2, wd.w - 2, 2):
+        rivers[n] = -j
+        n += 1
+    shuffle(wd.rng, rivers, n)
+    if n > p[0]:
+        n = p[0]
+    lv[0] = 0
+    lh[0] = 0
+    for k in range(n):
+        if rivers[k] > 0:
+            nv += 1
+            lv[nv] = rivers[k]
+        else:
+            nh += 1
+            lh[nh] = -rivers[k]
+    sort_small(lv + 1, nv)
+    sort_small(lh + 1, nh)
+    lv[nv + 1] = wd.h - 1
+    lh[nh + 1] = wd.w - 1
+    for i in range(1, wd.w - 1):
+        for k in range(nh):
+            put(wd, i, lh[1 + k], t, c, 0)
+    for k in range(nv):
+        for j in range(1, wd.h - 1):
+            put(wd, lv[1 + k], j, t, c, 0)
+    # path: h (1) once per vertical river, v (0) once per horizontal one
+    for k in range(nv + nh):
+        path[k] = 1 if k < nv else 0
+    shuffle(wd.rng, path, nv + nh)
+    for k in range(nv + nh):
+        if path[k]:
+            i = lv[room_i + 1]
+            j = lh[room_j] + 1 + rand_int(wd.rng, 0, lh[room_j + 1] - lh[room_j] - 1)
+            room_i += 1
+        else:
+            i = lv[room_i] + 1 + rand_int(wd.rng, 0, lv[room_i + 1] - lv[room_i] - 1)
+            j = lh[room_j + 1]
+            room_j += 1
+        clear(wd, i, j)
+    return 0
+
+
+cdef int gen_memory(World* wd, const int64_t* p) noexcept nogil:
+    """MemoryEnv: p = random_length. A_X0.. = success x, y, failure x, y."""
+    cdef int64_t w = wd.w, h = wd.h, up = h // 2 - 2, lo = h // 2 + 2, end, i, j
+    cdef int64_t start, other
+    cdef uint8_t o0, o1
+    horz_wall(wd, 0, 0, -1)
+    horz_wall(wd, 0, h - 1, -1)
+    vert_wall(wd, 0, 0, -1)
+    vert_wall(wd, w - 1, 0, -1)
+    end = rand_int(wd.rng, 4, w - 2) if p[0] else w - 3
+    for i in range(1, 5):
+        put(wd, i, up, T_WALL, C_GREY, 0)
+        put(wd, i, lo, T_WALL, C_GREY, 0)
+    put(wd, 4, up + 1, T_WALL, C_GREY, 0)
+    put(wd, 4, lo - 1, T_WALL, C_GREY, 0)
+    for i in range(5, end):
+        put(wd, i, up + 1, T_WALL, C_GREY, 0)
+        put(wd, i, lo - 1, T_WALL, C_GREY, 0)
+    for j in range(h):
+        if j != h // 2:
+            put(wd, end, j, T_WALL, C_GREY, 0)
+        put(wd, end + 2, j, T_WALL, C_GREY, 0)
+    wd.a[A_X] = rand_int(wd.rng, 1, end + 1)
+    wd.a[A_Y] = h // 2
+    wd.a[A_DIR] = 0
+    start = rand_int(wd.rng, 0, 2)            # [Key, Ball]
+    put(wd, 1, h // 2 - 1, T_KEY if start == 0 else T_BALL, C_GREEN, 0)
+    other = rand_int(wd.rng, 0, 2)            # [[Ball, Key], [Key, Ball]]
+    o0 = T_BALL if other == 0 else T_KEY
+    o1 = T_KEY if other == 0 else T_BALL
+    put(wd, end + 1, h // 2 - 2, o0, C_GREEN, 0)
+    put(wd, end + 1, h // 2 + 2, o1, C_GREEN, 0)
+    if (start == 0) == (o0 == T_KEY):
+        wd.a[A_X0] = end + 1
+        wd.a[A_X0 + 1] = h // 2 - 1
+        wd.a[A_X0 + 2] = end + 1
+        wd.a[A_X0 + 3] = h // 2 + 1
+    else:
+        wd.a[A_X0] = end + 1
+        wd.a[A_X0 + 1] = h // 2 + 1
+        wd.a[A_X0 + 2] = end + 1
+        wd.a[A_X0 + 3] = h // 2 - 1
+    return 0
+
+
+# ---------------------------------------------------------------------------- RoomGrid
+cdef enum:
+    MAX_ROOMS = 16
+
+ctypedef struct Room:
+    int64_t tx, ty, sx, sy
+    int64_t dpx[4]          # door_pos (-1: None)
+    int64_t dpy[4]
+    int64_t nb[4]           # neighbour room index (-1: None)
+    uint8_t doors[4]        # a door or a removed wall there (minigrid: Door or True)
+    uint8_t locked
+
+ctypedef struct RoomGrid:
+    Room r[MAX_ROOMS]
+    int64_t rows, cols, rs
+
+# COLOR_NAMES (sorted) -> COLOR_TO_IDX
+cdef uint8_t NAME_COLOR[6]
+NAME_COLOR[:] = [C_BLUE, C_GREEN, C_GREY, C_PURPLE, C_RED, C_YELLOW]
+
+
+cdef inline uint8_t rand_color(World* wd) noexcept nogil:
+    return NAME_COLOR[rand_int(wd.rng, 0, 6)]
+
+
+cdef void rg_gen(World* wd, RoomGrid* rg) noexcept nogil:
+    """RoomGrid._gen_grid: the rooms' walls, their door positions (drawn in minigrid's
+    order), the agent at the middle room's centre facing right."""
+    cdef int64_t i, j, k, s = rg.rs - 1
+    cdef Room* m
+    for j in range(rg.rows):
+        for i in range(rg.cols):
+            m = &rg.r[j * rg.cols + i]
+            m.tx = i * s
+            m.ty = j * s
+            m.sx = rg.rs
+            m.sy = rg.rs
+            m.locked = 0
+            for k in range(4):
+                m.dpx[k] = -1
+                m.dpy[k] = -1
+                m.nb[k] = -1
+                m.doors[k] = 0
+            wall_rect(wd, m.tx, m.ty, m.sx, m.sy)
+    for j in range(rg.rows):
+        for i in range(rg.cols):
+            m = &rg.r[j * rg.cols + i]
+            if i < rg.cols - 1:
+                m.nb[0] = j * rg.cols + i + 1
+                m.dpx[0] = m.tx + m.sx - 1
+                m.dpy[0] = rand_int(wd.rng, m.ty + 1, m.ty + m.sy - 1)
+            if j < rg.rows - 1:
+                m.nb[1] = (j + 1) * rg.cols + i
+                m.dpx[1] = rand_int(wd.rng, m.tx + 1, m.tx + m.sx - 1)
+                m.dpy[1] = m.ty + m.sy - 1
+            if i > 0:
+                m.nb[2] = j * rg.cols + i - 1
+                m.dpx[2] = rg.r[m.nb[2]].dpx[0]
+                m.dpy[2] = rg.r[m.nb[2]].dpy[0]
+            if j > 0:
+                m.nb[3] = (j - 1) * rg.cols + i
+                m.dpx[3] = rg.r[m.nb[3]].dpx[1]
+                m.dpy[3] = rg.r[m.nb[3]].dpy[1]
+    wd.a[A_X] = (rg.cols // 2) * s + rg.rs // 2
+    wd.a[A_Y] = (rg.rows // 2) * s + rg.rs // 2
+    wd.a[A_DIR] = 0
+
+
+cdef int64_t rg_add_door(World* wd, RoomGrid* rg, int64_t i, int64_t j, int64_t k, int c,
+                         int locked) noexcept nogil:
+    """RoomGrid.add_door (k, c, locked < 0: drawn): the door's colour."""
+    cdef Room* m = &rg.r[j * rg.cols + i]
+    if k < 0:
+        while True:
+            k = rand_int(wd.rng, 0, 4)
+            if m.nb[k] >= 0 and not m.doors[k]:
+                break
+    if c < 0:
+        c = rand_color(wd)
+    if locked < 0:
+        locked = rand_int(wd.rng, 0, 2) == 0
+    m.locked = locked
+    put(wd, m.dpx[k], m.dpy[k], T_DOOR, <uint8_t> c, 2 if locked else 1)
+    m.doors[k] = 1
+    rg.r[m.nb[k]].doors[(k + 2) % 4] = 1
+    return c
+
+
+cdef int rg_add_object(World* wd, RoomGrid* rg, int64_t i, int64_t j, int t, int c,
+                       uint8_t tag=0) noexcept nogil:
+    """RoomGrid.add_object (t, c < 0: drawn): place_in_room, reject_next_to, 1000 tries."""
+    cdef Room* m = &rg.r[j * rg.cols + i]
+    cdef int64_t x = 0, y = 0
+    wd.last_x = -1
+    if t < 0:
+        t = T_KEY + rand_int(wd.rng, 0, 3)        # ["key", "ball", "box"]
+    if c < 0:
+        c = rand_color(wd)
+    if place_obj(wd, <uint8_t> t, <uint8_t> c, 0, m.tx, m.ty, m.sx, m.sy, &x, &y, True, 1000):
+        return 1
+    at(wd, x, y).tag = tag
+    wd.last_x = x
+    wd.last_y = y
+    return 0
+
+
+cdef void rg_remove_wall(World* wd, RoomGrid* rg, int64_t i, int64_t j, int64_t k) noexcept nogil:
+    cdef Room* m = &rg.r[j * rg.cols + i]
+    cdef int64_t q
+    if k == 0:
+        for q in range(1, m.sy - 1):
+            clear(wd, m.tx + m.sx - 1, m.ty + q)
+    elif k == 1:
+        for q in range(1, m.sx - 1):
+            clear(wd, m.tx + q, m.ty + m.sy - 1)
+    elif k == 2:
+        for q in range(1, m.sy - 1):
+            clear(wd, m.tx, m.ty + q)
+    else:
+        for q in range(1, m.sx - 1):
+            clear(wd, m.tx + q, m.ty)
+    m.doors[k] = 1
+    rg.r[m.nb[k]].doors[(k + 2) % 4] = 1
+
+
+cdef int rg_place_agent(World* wd, RoomGrid* rg, int64_t i, int64_t j) noexcept nogil:
+    """RoomGrid.place_agent(i, j): until the cell ahead is empty or a wall."""
+    cdef Room* m = &rg.r[j * rg.cols + i]
+    cdef const Cell* f
+    while True:
+        if place_agent(wd, m.tx, m.ty, m.sx, m.sy, True, 1000):
+            return 1
+        f = at(wd, wd.a[A_X] + DX[wd.a[A_DIR]], wd.a[A_Y] + DY[wd.a[A_DIR]])
+        if f.type == T_NONE or f.type == T_WALL:
+            return 0
+
+
+cdef int rg_connect_all(World* wd, RoomGrid* rg) noexcept nogil:
+    """RoomGrid.connect_all(COLOR_NAMES, 5000)."""
+    cdef int64_t n = rg.rows * rg.cols, itrs = 0, i, j, k, q, top, count, cur
+    cdef int64_t stack[4 * MAX_ROOMS + 1]
+    cdef uint8_t seen[MAX_ROOMS]
+    cdef Room* m
+    cdef int64_t s = rg.rs - 1
+    cdef int64_t start = (wd.a[A_Y] // s) * rg.cols + wd.a[A_X] // s
+    while True:
+        if itrs > 5000:
+            snprintf(wd.err, ERRMSG_LEN, "connect_all failed")
+            return 1
+        itrs += 1
+        for q in range(n):
+            seen[q] = 0
+        count = 0
+        top = 1
+        stack[0] = start
+        while top > 0:
+            top -= 1
+            cur = stack[top]
+            if seen[cur]:
+                continue
+            seen[cur] = 1
+            count += 1
+            for k in range(4):
+                if rg.r[cur].doors[k] and not seen[rg.r[cur].nb[k]]:
+                    stack[top] = rg.r[cur].nb[k]
+                    top += 1
+        if count == n:
+            return 0
+        i = rand_int(wd.rng, 0, rg.cols)
+        j = rand_int(wd.rng, 0, rg.rows)
+        k = rand_int(wd.rng, 0, 4)
+        m = &rg.r[j * rg.cols + i]
+        if m.dpx[k] < 0 or m.doors[k]:
+            continue
+        if m.locked or rg.r[m.nb[k]].locked:
+            continue
+        rg_add_door(wd, rg, i, j, k, rand_color(wd), 0)
+
+
+cdef int gen_unlock(World* wd, const int64_t* p) noexcept nogil:
+    """UnlockEnv: RoomGrid 1 x 2 of 6; A_X0, A_X0 + 1: the door's position."""
+    cdef RoomGrid rg
+    cdef int64_t c
+    rg.rows = 1
+    rg.cols = 2
+    rg.rs = 6
+    rg_gen(wd, &rg)
+    c = rg_add_door(wd, &rg, 0, 0, 0, -1, 1)
+    wd.a[A_X0] = rg.r[0].dpx[0]
+    wd.a[A_X0 + 1] = rg.r[0].dpy[0]
+    if rg_add_object(wd, &rg, 0, 0, T_KEY, <int> c):
+        return 1
+    return rg_place_agent(wd, &rg, 0, 0)
+
+
+cdef int gen_keycorridor(World* wd, const int64_t* p) noexcept nogil:
+    """KeyCorridorEnv: p = num_rows, room_size, the object's type; the mission code is
+    (type - T_KEY) * 6 + colour."""
+    cdef RoomGrid rg
+    cdef int64_t j, room, c, oc
+    cdef Cell* o
+    rg.rows = p[0]
+    rg.cols = 3
+    rg.rs = p[1]
+    rg_gen(wd, &rg)
+    for j in range(1, rg.rows):
+        rg_remove_wall(wd, &rg, 1, j, 3)
+    room = rand_int(wd.rng, 0, rg.rows)
+    c = rg_add_door(wd, &rg, 2, room, 2, -1, 1)
+    oc = rand_color(wd)
+    if rg_add_object(wd, &rg, 2, room, <int> p[2], <int> oc, 1):
+        return 1
+    wd.a[A_MISSION] = (p[2] - T_KEY) * 6 + oc
+    if rg_add_object(wd, &rg, 0, rand_int(wd.rng, 0, rg.rows), T_KEY, <int> c):
+        return 1
+    if rg_place_agent(wd, &rg, 1, rg.rows // 2):
+        return 1
+    return rg_connect_all(wd, &rg)
+
+
+# ---------------------------------------------------------------------------- MultiRoom
+cdef enum:
+    MAX_MR = 32
+    MR_OUTER_TRIES = 1000000
+
+ctypedef struct MRoom:
+    int64_t tx, ty, sx, sy, ex, ey
+
+ctypedef struct MRList:
+    MRoom r[MAX_MR]
+    int64_t n
+
+
+cdef bint mr_place_room(World* wd, int64_t num_left, MRList* lst, int64_t min_sz,
+                        int64_t max_sz, int64_t entry_wall, int64_t ex,
+                        int64_t ey) noexcept nogil:
+    """MultiRoomEnv._placeRoom, its draws in order (recursion depth <= numRooms)."""
+    cdef int64_t sx, sy, tx, ty, k, q, x, y, exit_wall, nx = 0, ny = 0
+    cdef int64_t walls[3]
+    cdef MRoom* m
+    sx = rand_int(wd.rng, min_sz, max_sz + 1)
+    sy = rand_int(wd.rng, min_sz, max_sz + 1)
+    if lst.n == 0:
+        tx = ex
+        ty = ey
+    elif entry_wall == 0:
+        tx = ex - sx + 1
+        ty = rand_int(wd.rng, ey - sy + 2, ey)
+    elif entry_wall == 1:
+        tx = rand_int(wd.rng, ex - sx + 2, ex)
+        ty = ey - sy + 1
+    elif entry_wall == 2:
+        tx = ex
+        ty = rand_int(wd.rng, ey - sy + 2, ey)
+    else:
+        tx = rand_int(wd.rng, ex - sx + 2, ex)
+        ty = ey
+    if tx < 0 or ty < 0:
+        return False
+    if tx + sx > wd.w or ty + sy >= wd.h:
+        return False
+    for k in range(lst.n - 1):
+        m = &lst.r[k]
+        if not (tx + sx < m.tx or m.tx + m.sx <= tx or ty + sy < m.ty or m.ty + m.sy <= ty):
+            return False
+    if lst.n >= MAX_MR:                 # the registration bounds numRooms well below
+        return False
+    m = &lst.r[lst.n]
+    m.tx = tx
+    m.ty = ty
+    m.sx = sx
+    m.sy = sy
+    m.ex = ex
+    m.ey = ey
+    lst.n += 1
+    if num_left == 1:
+        return True
+    for k in range(8):
+        q = 0
+        for x in range(4):
+            if x != entry_wall:
+                walls[q] = x
+                q += 1
+        exit_wall = walls[rand_int(wd.rng, 0, 3)]
+        if exit_wall == 0:
+            nx = tx + sx - 1
+            ny = ty + rand_int(wd.rng, 1, sy - 1)
+        elif exit_wall == 1:
+            nx = tx + rand_int(wd.rng, 1, sx - 1)
+            ny = ty + sy - 1
+        elif exit_wall == 2:
+            nx = tx
+            ny = ty + rand_int(wd.rng, 1, sy - 1)
+        else:
+            nx = tx + rand_int(wd.rng, 1, sx - 1)
+            ny = ty
+        if mr_place_room(wd, num_left - 1, lst, min_sz, max_sz, (exit_wall + 2) % 4, nx, ny):
+            break
+    return True
+
+
+cdef int gen_multiroom(World* wd, const int64_t* p) noexcept nogil:
+    """MultiRoomEnv: p = minNumRooms, maxNumRooms, maxRoomSize."""
+    cdef MRList best, cur
+    cdef int64_t num, tries = 0, idx, i, j, prev = -1, c, q, x = 0, y = 0
+    cdef MRoom* m
+    cdef uint8_t avail[6]
+    best.n = 0
+    num = rand_int(wd.rng, p[0], p[1] + 1)
+    while best.n < num:
+        tries += 1
+        if tries > MR_OUTER_TRIES:
+            snprintf(wd.err, ERRMSG_LEN, "MultiRoom: no layout of %lld rooms found",
+                     <long long> num)
+            return 1
+        cur.n = 0
+        i = rand_int(wd.rng, 0, wd.w - 2)
+        j = rand_int(wd.rng, 0, wd.w - 2)
+        mr_place_room(wd, num, &cur, 4, p[2], 2, i, j)
+        if cur.n > best.n:
+            best = cur
+    for idx in range(best.n):
+        m = &best.r[idx]
+        for i in range(m.sx):
+            put(wd, m.tx + i, m.ty, T_WALL, C_GREY, 0)
+            put(wd, m.tx + i, m.ty + m.sy - 1, T_WALL, C_GREY, 0)
+        for j in range(m.sy):
+            put(wd, m.tx, m.ty + j, T_WALL, C_GREY, 0)
+            put(wd, m.tx + m.sx - 1, m.ty + j, T_WALL, C_GREY, 0)
+        if idx > 0:
+            # sorted(set(COLOR_NAMES) - {prev}): the names in order, less the previous
+            q = 0
+            for i in range(6):
+                if NAME_COLOR[i] != prev:
+                    avail[q] = NAME_COLOR[i]
+                    q += 1
+            c = avail[rand_int(wd.rng, 0, q)]
+            put(wd, m.ex, m.ey, T_DOOR, <uint8_t> c, 1)
+            prev = c
+    m = &best.r[0]
+    if place_agent(wd, m.tx, m.ty, m.sx, m.sy, True):
+        return 1
+    m = &best.r[best.n - 1]
+    return place_obj(wd, T_GOAL, C_GREEN, 0, m.tx, m.ty, m.sx, m.sy, &x, &y)
+
+
+# ---------------------------------------------------------------------------- BabyAI
+cdef enum:
+    MAX_LOCAL = 32 * 32
+    GEN_RESTARTS = 1000000
+
+
+cdef bint objs_reachable(World* wd) noexcept nogil:
+    """RoomGridLevel.check_objs_reachable: every object (not a wall) is reached from the
+    agent through empty cells and doors (wd.w * wd.h <= MAX_LOCAL)."""
+    cdef uint8_t seen[MAX_LOCAL]
+    cdef int64_t stack[4 * MAX_LOCAL + 4]
+    cdef int64_t top = 0, q, x, y
+    cdef const Cell* c
+    memset(seen, 0, MAX_LOCAL)
+    stack[0] = wd.a[A_Y] * wd.w + wd.a[A_X]
+    top = 1
+    while top > 0:
+        top -= 1
+        q = stack[top]
+        if q < 0:
+            continue
+        if seen[q]:
+            continue
+        seen[q] = 1
+        c = wd.g + q
+        if c.type != T_NONE and c.type != T_DOOR:
+            continue
+        x = q % wd.w
+        y = q // wd.w
+        stack[top] = q + 1 if x + 1 < wd.w else -1
+        stack[top + 1] = q - 1 if x > 0 else -1
+        stack[top + 2] = q + wd.w if y + 1 < wd.h else -1
+        stack[top + 3] = q - wd.w if y > 0 else -1
+        top += 4
+    for q in range(wd.w * wd.h):
+        if wd.g[q].type != T_NONE and wd.g[q].type != T_WALL and not seen[q]:
+            return False
+    return True
+
+
+cdef void mark_targets(World* wd) noexcept nogil:
+    """Instr.update_objs_poss: the positions of the instruction's objects still on the grid
+    (tagged at reset; a carried one is not on it)."""
+    cdef int64_t q
+    for q in range(wd.w * wd.h):
+        wd.marks[q] = wd.g[q].tag
+
+
+cdef int gen_gotolocal(World* wd, const int64_t* p) noexcept nogil:
+    """BabyAI GoToLocal: p = room_size, num_dists. RoomGridLevel._gen_grid's loop (a failed
+    placement or an unreachable object starts over), then GoToInstr(ObjDesc(type, colour))
+    of a random distractor; every object of that type and colour is a target (tag, marks).
+    Mission code: ("the": one match, "a": more) * 18 + (type - T_KEY) * 6 + colour."""
+    cdef RoomGrid rg
+    cdef int64_t restarts = 0, d, n, k, q, c, t, count
+    cdef int64_t ot[64]
+    cdef int64_t oc[64]
+    cdef bint bad
+    rg.rows = 1
+    rg.cols = 1
+    rg.rs = p[0]
+    while True:
+        restarts += 1
+        if restarts > GEN_RESTARTS:
+            snprintf(wd.err, ERRMSG_LEN, "GoToLocal: no valid layout found")
+            return 1
+        memset(wd.g, 0, wd.w * wd.h * sizeof(Cell))
+        rg_gen(wd, &rg)
+        q = rand_int(wd.rng, 0, rg.cols)
+        if rg_place_agent(wd, &rg, q, rand_int(wd.rng, 0, rg.rows)):
+            continue
+        n = 0
+        bad = False
+        for d in range(p[1]):
+            c = rand_color(wd)
+            t = T_KEY + rand_int(wd.rng, 0, 3)
+            q = rand_int(wd.rng, 0, rg.cols)
+            k = rand_int(wd.rng, 0, rg.rows)
+            if rg_add_object(wd, &rg, q, k, <int> t, <int> c):
+                bad = True
+                break
+            ot[n] = t
+            oc[n] = c
+            n += 1
+        if bad or not objs_reachable(wd):
+            continue
+        k = rand_int(wd.rng, 0, n)
+        break
+    count = 0
+    for q in range(wd.w * wd.h):
+        if wd.g[q].type == ot[k] and wd.g[q].color == oc[k]:
+            wd.g[q].tag = 1
+            count += 1
+    mark_targets(wd)
+    wd.a[A_MISSION] = (0 if count == 1 else 1) * 18 + (ot[k] - T_KEY) * 6 + oc[k]
+    return 0
+
+
+# ---------------------------------------------------------------------------- more
+cdef int gen_distshift(World* wd, const int64_t* p) noexcept nogil:
+    """DistShiftEnv: p = start x, y (-1: place_agent), dir, strip2_row."""
+    cdef int64_t i
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    put(wd, wd.w - 2, 1, T_GOAL, C_GREEN, 0)
+    for i in range(wd.w - 6):
+        put(wd, 3 + i, 1, T_LAVA, C_RED, 0)
+        put(wd, 3 + i, p[3], T_LAVA, C_RED, 0)
+    if p[0] >= 0:
+        wd.a[A_X] = p[0]
+        wd.a[A_Y] = p[1]
+        wd.a[A_DIR] = p[2]
+        return 0
+    return place_agent(wd, 0, 0, -1, -1, True)
+
+
+cdef int gen_redblue(World* wd, const int64_t* p) noexcept nogil:
+    """RedBlueDoorEnv (width 2 * size): A_X0..: the red door's x, y, the blue door's."""
+    cdef int64_t s = wd.h, y
+    wall_rect(wd, 0, 0, 2 * s, s)
+    wall_rect(wd, s // 2, 0, s, s)
+    if place_agent(wd, s // 2, 0, s, s, True):
+        return 1
+    y = rand_int(wd.rng, 1, s - 1)
+    put(wd, s // 2, y, T_DOOR, C_RED, 1)
+    wd.a[A_X0] = s // 2
+    wd.a[A_X0 + 1] = y
+    y = rand_int(wd.rng, 1, s - 1)
+    put(wd, s // 2 + s - 1, y, T_DOOR, C_BLUE, 1)
+    wd.a[A_X0 + 2] = s // 2 + s - 1
+    wd.a[A_X0 + 3] = y
+    return 0
+
+
+cdef int gen_unlockpickup(World* wd, const int64_t* p, bint blocked) noexcept nogil:
+    """UnlockPickupEnv / BlockedUnlockPickupEnv: the box to pick up is tagged; mission code
+    (box - T_KEY) * 6 + its colour."""
+    cdef RoomGrid rg
+    cdef int64_t c, bc
+    rg.rows = 1
+    rg.cols = 2
+    rg.rs = 6
+    rg_gen(wd, &rg)
+    bc = rand_color(wd)
+    if rg_add_object(wd, &rg, 1, 0, T_BOX, <int> bc, 1):
+        return 1
+    wd.a[A_MISSION] = (T_BOX - T_KEY) * 6 + bc
+    c = rg_add_door(wd, &rg, 0, 0, 0, -1, 1)
+    if blocked:
+        put(wd, rg.r[0].dpx[0] - 1, rg.r[0].dpy[0], T_BALL, rand_color(wd), 0)
+    if rg_add_object(wd, &rg, 0, 0, T_KEY, <int> c):
+        return 1
+    return rg_place_agent(wd, &rg, 0, 0)
+
+
+cdef int gen_dynobs(World* wd, const int64_t* p) noexcept nogil:
+    """DynamicObstaclesEnv: p = start x, y (-1: place_agent), dir, n_obstacles; the balls'
+    positions at A_X0 + 2k (each drawn with place_obj(max_tries=100))."""
+    cdef int64_t k, x = 0, y = 0
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    put(wd, wd.w - 2, wd.h - 2, T_GOAL, C_GREEN, 0)
+    if p[0] >= 0:
+        wd.a[A_X] = p[0]
+        wd.a[A_Y] = p[1]
+        wd.a[A_DIR] = p[2]
+    elif place_agent(wd, 0, 0, -1, -1, True):
+        return 1
+    for k in range(p[3]):
+        if place_obj(wd, T_BALL, C_BLUE, 0, 0, 0, -1, -1, &x, &y, False, 100):
+            return 1
+        wd.a[A_X0 + 2 * k] = x
+        wd.a[A_X0 + 2 * k + 1] = y
+    return 0
+
+
+cdef void move_obstacles(World* wd, int64_t n) noexcept nogil:
+    """DynamicObstaclesEnv.step: each ball to a free cell of the 3 x 3 square around it
+    (place_obj, 100 tries; a ball that finds none stays)."""
+    cdef int64_t k, ox, oy, x = 0, y = 0
+    for k in range(n):
+        ox = wd.a[A_X0 + 2 * k]
+        oy = wd.a[A_X0 + 2 * k + 1]
+        if place_obj(wd, T_BALL, C_BLUE, 0, ox - 1, oy - 1, 3, 3, &x, &y, False, 100):
+            continue
+        clear(wd, ox, oy)
+        wd.a[A_X0 + 2 * k] = x
+        wd.a[A_X0 + 2 * k + 1] = y
+
+
+cdef int gen_gotodoor(World* wd, const int64_t* p) noexcept nogil:
+    """GoToDoorEnv: A_X0, A_X0 + 1: the target door; mission code: its colour."""
+    cdef int64_t w, h, k, q, n = 0, c
+    cdef int64_t dx[4]
+    cdef int64_t dy[4]
+    cdef int64_t cols[4]
+    cdef bint dup
+    w = rand_int(wd.rng, 5, wd.w + 1)
+    h = rand_int(wd.rng, 5, wd.h + 1)
+    wall_rect(wd, 0, 0, w, h)
+    dx[0] = rand_int(wd.rng, 2, w - 2)
+    dy[0] = 0
+    dx[1] = rand_int(wd.rng, 2, w - 2)
+    dy[1] = h - 1
+    dx[2] = 0
+    dy[2] = rand_int(wd.rng, 2, h - 2)
+    dx[3] = w - 1
+    dy[3] = rand_int(wd.rng, 2, h - 2)
+    while n < 4:
+        c = rand_color(wd)
+        dup = False
+        for q in range(n):
+            dup = dup or cols[q] == c
+        if dup:
+            continue
+        cols[n] = c
+        n += 1
+    for k in range(4):
+        put(wd, dx[k], dy[k], T_DOOR, <uint8_t> cols[k], 1)
+    if place_agent(wd, 0, 0, w, h, True):
+        return 1
+    k = rand_int(wd.rng, 0, 4)
+    wd.a[A_X0] = dx[k]
+    wd.a[A_X0 + 1] = dy[k]
+    wd.a[A_MISSION] = cols[k]
+    return 0
+
+
+cdef int gen_gotoobject(World* wd, const int64_t* p) noexcept nogil:
+    """GoToObjectEnv: p = numObjs (distinct type and colour); A_X0, A_X0 + 1: the target;
+    mission code (type - T_KEY) * 6 + colour."""
+    cdef int64_t n = 0, q, t, c, x = 0, y = 0
+    cdef int64_t ot[18]
+    cdef int64_t oc[18]
+    cdef int64_t ox[18]
+    cdef int64_t oy[18]
+    cdef bint dup
+    wall_rect(wd, 0, 0, wd.w, wd.h)
+    while n < p[0]:
+        t = T_KEY + rand_int(wd.rng, 0, 3)
+        c = rand_color(wd)
+        dup = False
+        for q in range(n):
+            dup = dup or (ot[q] == t and oc[q] == c)
+        if dup:
+            continue
+        if place_obj(wd, <uint8_t> t, <uint8_t> c, 0, 0, 0, -1, -1, &x, &y):
+            return 1
+        ot[n] = t
+        oc[n] = c
+        ox[n] = x
+        oy[n] = y
+        n += 1
+    if place_agent(wd, 0, 0, -1, -1, True):
+        return 1
+    q = rand_int(wd.rng, 0, n)
+    wd.a[A_X0] = ox[q]
+    wd.a[A_X0 + 1] = oy[q]
+    wd.a[A_MISSION] = (ot[q] - T_KEY) * 6 + oc[q]
+    return 0
+
+
+cdef int gen_fetch(World* wd, const int64_t* p) noexcept nogil:
+    """FetchEnv: p = numObjs (keys and balls); A_X0, A_X0 + 1: the target's type and
+    colour; mission code syntax * 12 + (key 0, ball 1) * 6 + colour."""
+    cdef int64_t n, t, c, x = 0, y = 0, q, syntax
+    cdef int64_t tt = 0, tc = 0
+    horz_wall(wd, 0, 0, -1)
+    horz_wall(wd, 0, wd.h - 1, -1)
+    vert_wall(wd, 0, 0, -1)
+    vert_wall(wd, wd.w - 1, 0, -1)
+    # the objects' (type, colour) are kept in the agent row's spare slots while drawing
+    for n in range(p[0]):
+        t = T_KEY + rand_int(wd.rng, 0, 2)
+        c = rand_color(wd)
+        if place_obj(wd, <uint8_t> t, <uint8_t> c, 0, 0, 0, -1, -1, &x, &y):
+            return 1
+        wd.a[A_X0 + 2 + 2 * n] = t
+        wd.a[A_X0 + 3 + 2 * n] = c
+    if place_agent(wd, 0, 0, -1, -1, True):
+        return 1
+    q = rand_int(wd.rng, 0, p[0])
+    tt = wd.a[A_X0 + 2 + 2 * q]
+    tc = wd.a[A_X0 + 3 + 2 * q]
+    syntax = rand_int(wd.rng, 0, 5)
+    wd.a[A_X0] = tt
+    wd.a[A_X0 + 1] = tc
+    wd.a[A_MISSION] = syntax * 12 + (tt - T_KEY) * 6 + tc
+    return 0
+
+
+cdef int gen_lockedroom(World* wd, const int64_t* p) noexcept nogil:
+    """LockedRoomEnv: six rooms (L0, R0, L1, R1, L2, R2); mission code: the locked room's
+    colour * 6 + the key room's colour."""
+    cdef int64_t w = wd.w, h = wd.h, lw = wd.w // 2 - 2, rw = wd.w // 2 + 2
+    cdef int64_t i, j, n, rh = wd.h // 3 + 1, rwid = wd.w // 2 - 1, locked, key, q, c
+    cdef int64_t tx[6]
+    cdef int64_t ty[6]
+    cdef int64_t dx[6]
+    cdef int64_t dy[6]
+    cdef int64_t col[6]
+    cdef uint8_t avail[6]
+    cdef uint8_t used[6]
+    for i in range(w):
+        put(wd, i, 0, T_WALL, C_GREY, 0)
+        put(wd, i, h - 1, T_WALL, C_GREY, 0)
+    for j in range(h):
+        put(wd, 0, j, T_WALL, C_GREY, 0)
+        put(wd, w - 1, j, T_WALL, C_GREY, 0)
+    for j in range(h):
+        put(wd, lw, j, T_WALL, C_GREY, 0)
+        put(wd, rw, j, T_WALL, C_GREY, 0)
+    for n in range(3):
+        j = n * (h // 3)
+        for i in range(lw):
+            put(wd, i, j, T_WALL, C_GREY, 0)
+        for i in range(rw, w):
+            put(wd, i, j, T_WALL, C_GREY, 0)
+        tx[2 * n] = 0
+        ty[2 * n] = j
+        dx[2 * n] = lw
+        dy[2 * n] = j + 3
+        tx[2 * n + 1] = rw
+        ty[2 * n + 1] = j
+        dx[2 * n + 1] = rw
+        dy[2 * n + 1] = j + 3
+    locked = rand_int(wd.rng, 0, 6)
+    i = rand_int(wd.rng, tx[locked] + 1, tx[locked] + rwid - 1)
+    j = rand_int(wd.rng, ty[locked] + 1, ty[locked] + rh - 1)
+    put(wd, i, j, T_GOAL, C_GREEN, 0)
+    for q in range(6):
+        used[q] = 0
+    for n in range(6):
+        # sorted(colours left): COLOR_NAMES order, less those taken
+        c = 0
+        for q in range(6):
+            if not used[q]:
+                avail[c] = <uint8_t> q
+                c += 1
+        q = avail[rand_int(wd.rng, 0, c)]
+        used[q] = 1
+        col[n] = NAME_COLOR[q]
+        put(wd, dx[n], dy[n], T_DOOR, <uint8_t> col[n], 2 if n == locked else 1)
+    while True:
+        key = rand_int(wd.rng, 0, 6)
+        if key != locked:
+            break
+    i = rand_int(wd.rng, tx[key] + 1, tx[key] + rwid - 1)
+    j = rand_int(wd.rng, ty[key] + 1, ty[key] + rh - 1)
+    put(wd, i, j, T_KEY, <uint8_t> col[locked], 0)
+    if place_agent(wd, lw, 0, rw - lw, h, True):
+        return 1
+    wd.a[A_MISSION] = col[locked] * 6 + col[key]
+    return 0
+
+
+cdef int gen_putnear(World* wd, const int64_t* p) noexcept nogil:
+    """PutNearEnv: p = numObjs (distinct, none within one cell of another); A_X0..: the
+    object to move's type and colour, the target's position; mission code
+    ((move type * 6 + colour) * 3 + target type) * 6 + colour (types from T_KEY)."""
+    cdef int64_t n = 0, q, t, c, x, y, tries, hx = wd.w, hy = wd.h, mi, ti
+    cdef int64_t ot[18]
+    cdef int64_t oc[18]
+    cdef int64_t ox[18]
+    cdef int64_t oy[18]
+    cdef bint dup, near
+    horz_wall(wd, 0, 0, -1)
+    horz_wall(wd, 0, wd.h - 1, -1)
+    vert_wall(wd, 0, 0, -1)
+    vert_wall(wd, wd.w - 1, 0, -1)
+    while n < p[0]:
+        t = T_KEY + rand_int(wd.rng, 0, 3)
+        c = rand_color(wd)
+        dup = False
+        for q in range(n):
+            dup = dup or (ot[q] == t and oc[q] == c)
+        if dup:
+            continue
+        tries = 0
+        while True:                       # place_obj(obj, reject_fn=near_obj)
+            tries += 1
+            if tries > MAX_TRIES:
+                snprintf(wd.err, ERRMSG_LEN, "rejection sampling failed in place_obj")
+                return 1
+            x = rand_int(wd.rng, 0, hx)
+            y = rand_int(wd.rng, 0, hy)
+            if at(wd, x, y).type != T_NONE:
+                continue
+            if x == wd.a[A_X] and y == wd.a[A_Y]:
+                continue
+            near = False
+            for q in range(n):
+                near = near or (llabs(x - ox[q]) <= 1 and llabs(y - oy[q]) <= 1)
+            if near:
+                continue
+            break
+        put(wd, x, y, <uint8_t> t, <uint8_t> c, 0)
+        ot[n] = t
+        oc[n] = c
+        ox[n] = x
+        oy[n] = y
+        n += 1
+    if place_agent(wd, 0, 0, -1, -1, True):
+        return 1
+    mi = rand_int(wd.rng, 0, n)
+    while True:
+        ti = rand_int(wd.rng, 0, n)
+        if ti != mi:
+            break
+    wd.a[A_X0] = ot[mi]
+    wd.a[A_X0 + 1] = oc[mi]
+    wd.a[A_X0 + 2] = ox[ti]
+    wd.a[A_X0 + 3] = oy[ti]
+    wd.a[A_MISSION] = (((ot[mi] - T_KEY) * 6 + oc[mi]) * 3 + ot[ti] - T_KEY) * 6 + oc[ti]
+    return 0
+
+
+cdef int gen_playground(World* wd, const int64_t* p) noexcept nogil:
+    """PlaygroundEnv: 3 x 3 rooms with a door of a random colour in each inner wall, the
+    agent, then 12 random objects."""
+    cdef int64_t i, j, xl, yt, xr, yb, rw = wd.w // 3, rh = wd.h // 3, y, x, k, t, c
+    cdef int64_t px = 0, py = 0
+    horz_wall(wd, 0, 0, -1)
+    horz_wall(wd, 0, wd.h - 1, -1)
+    vert_wall(wd, 0, 0, -1)
+    vert_wall(wd, wd.w - 1, 0, -1)
+    for j in range(3):
+        for i in range(3):
+            xl = i * rw
+            yt = j * rh
+            xr = xl + rw
+            yb = yt + rh
+            if i + 1 < 3:
+                vert_wall(wd, xr, yt, rh)
+                y = rand_int(wd.rng, yt + 1, yb - 1)
+                put(wd, xr, y, T_DOOR, rand_color(wd), 1)
+            if j + 1 < 3:
+                horz_wall(wd, xl, yb, rw)
+                x = rand_int(wd.rng, xl + 1, xr - 1)
+                put(wd, x, yb, T_DOOR, rand_color(wd), 1)
+    if place_agent(wd, 0, 0, -1, -1, True):
+        return 1
+    for k in range(12):
+        t = T_KEY + rand_int(wd.rng, 0, 3)
+        c = rand_color(wd)
+        if place_obj(wd, <uint8_t> t, <uint8_t> c, 0, 0, 0, -1, -1, &px, &py):
+            return 1
+    return 0
+
+
+cdef int om_door(World* wd, RoomGrid* rg, int64_t i, int64_t j, int64_t k, int64_t c,
+                 bint locked, bint blocked) noexcept nogil:
+    """ObstructedMazeEnv.add_door's door (RoomGrid.add_door) and blocking ball (green)."""
+    cdef Room* m = &rg.r[j * rg.cols + i]
+    rg_add_door(wd, rg, i, j, k, <int> c, locked)
+    if blocked:
+        put(wd, m.dpx[k] - DX[k], m.dpy[k] - DY[k], T_BALL, C_GREEN, 0)
+    return 0
+
+
+cdef int om_key(World* wd, RoomGrid* rg, int64_t i, int64_t j, int64_t c,
+                bint in_box) noexcept nogil:
+    """The key of colour c, in a grey box when in_box, placed in room (i, j)."""
+    if not in_box:
+        return rg_add_object(wd, rg, i, j, T_KEY, <int> c)
+    if rg_add_object(wd, rg, i, j, T_BOX, C_GREY):
+        return 1
+    at(wd, wd.last_x, wd.last_y).ctype = T_KEY
+    at(wd, wd.last_x, wd.last_y).ccolor = <uint8_t> c
+    return 0
+
+
+cdef int gen_obstructed(World* wd, const int64_t* p) noexcept nogil:
+    """ObstructedMaze: p = variant (0: 1Dlhb, 1: Full, 2: Full_V1), key_in_box, blocked,
+    num_quarters, agent room i, j. The blue ball to pick up is tagged."""
+    cdef RoomGrid rg
+    cdef int64_t dc[6]
+    cdef uint8_t used[6]
+    cdef int64_t n, q, c, idx, i, k, si, sj, ball
+    cdef int64_t SIDE_I[4]
+    cdef int64_t SIDE_J[4]
+    cdef int64_t CORNER_I[4]
+    cdef int64_t CORNER_J[4]
+    SIDE_I[:] = [2, 1, 0, 1]
+    SIDE_J[:] = [1, 2, 1, 0]
+    CORNER_I[:] = [2, 2, 0, 0]
+    CORNER_J[:] = [0, 2, 2, 0]
+    rg.rows = 1 if p[0] == 0 else 3
+    rg.cols = 2 if p[0] == 0 else 3
+    rg.rs = 6
+    rg_gen(wd, &rg)
+    # _rand_subset(COLOR_NAMES, 6): one draw from the names left, each in turn
+    for q in range(6):
+        used[q] = 0
+    for n in range(6):
+        idx = rand_int(wd.rng, 0, 6 - n)
+        c = -1
+        for q in range(6):
+            if not used[q]:
+                c += 1
+                if c == idx:
+                    used[q] = 1
+                    dc[n] = NAME_COLOR[q]
+                    break
+    if p[0] == 0:
+        om_door(wd, &rg, 0, 0, 0, dc[0], True, p[2] != 0)
+        if om_key(wd, &rg, 0, 0, dc[0], p[1] != 0):
+            return 1
+        if rg_add_object(wd, &rg, 1, 0, T_BALL, C_BLUE, 1):
+            return 1
+        return rg_place_agent(wd, &rg, 0, 0)
+    for i in range(p[3]):
+        si = SIDE_I[i]
+        sj = SIDE_J[i]
+        om_door(wd, &rg, 1, 1, i, dc[i], False, False)
+        for k in range(-1, 2, 2):
+            om_door(wd, &rg, si, sj, (i + k + 4) % 4, dc[(i + k + 6) % 6], True, p[2] != 0)
+            if p[0] == 1 and om_key(wd, &rg, si, sj, dc[(i + k + 6) % 6], p[1] != 0):
+                return 1
+        if p[0] == 2:
+            for k in range(-1, 2, 2):
+                if om_key(wd, &rg, si, sj, dc[(i + k + 6) % 6], p[1] != 0):
+                    return 1
+    ball = rand_int(wd.rng, 0, p[3])
+    if rg_add_object(wd, &rg, CORNER_I[ball], CORNER_J[ball], T_BALL, C_BLUE, 1):
+        return 1
+    return rg_place_agent(wd, &rg, p[4], p[5])
+
+
+cdef int generate(int kind, World* wd, const int64_t* p) noexcept nogil:
+    if kind == K_EMPTY:
+        return gen_empty(wd, p)
+    if kind == K_DOORKEY:
+        return gen_doorkey(wd, p)
+    if kind == K_FOURROOMS:
+        return gen_fourrooms(wd, p)
+    if kind == K_LAVAGAP:
+        return gen_lavagap(wd, p)
+    if kind == K_CROSSING:
+        wd.a[A_MISSION] = p[1] == T_WALL
+        return gen_crossing(wd, p)
+    if kind == K_UNLOCK:
+        return gen_unlock(wd, p)
+    if kind == K_MEMORY:
+        return gen_memory(wd, p)
+    if kind == K_KEYCORRIDOR:
+        return gen_keycorridor(wd, p)
+    if kind == K_MULTIROOM:
+        return gen_multiroom(wd, p)
+    if kind == K_GOTOLOCAL:
+        return gen_gotolocal(wd, p)
+    if kind == K_DISTSHIFT:
+        return gen_distshift(wd, p)
+    if kind == K_REDBLUE:
+        return gen_redblue(wd, p)
+    if kind == K_UNLOCKPICKUP or kind == K_BLOCKEDUNLOCK:
+        return gen_unlockpickup(wd, p, kind == K_BLOCKEDUNLOCK)
+    if kind == K_DYNOBS:
+        return gen_dynobs(wd, p)
+    if kind == K_GOTODOOR:
+        return gen_gotodoor(wd, p)
+    if kind == K_GOTOOBJECT:
+        return gen_gotoobject(wd, p)
+    if kind == K_FETCH:
+        return gen_fetch(wd, p)
+    if kind == K_LOCKEDROOM:
+        return gen_lockedroom(wd, p)
+    if kind == K_PUTNEAR:
+        return gen_putnear(wd, p)
+    if kind == K_PLAYGROUND:
+        return gen_playground(wd, p)
+    if kind == K_OBSTRUCTED:
+        return gen_obstructed(wd, p)
+    snprintf(wd.err, ERRMSG_LEN, "unknown MiniGrid generator %d", kind)
+    return 1
+
+
+# ---------------------------------------------------------------------------- the pool
+cdef class MiniGridPool(Engine):
+    """num_envs MiniGrid envs of one generator (cypool.api pool; described by
+    cypool.minigrid.registration)."""
+    cdef readonly object actions, grids, agents, carried, config, scratch, targets
+    cdef const int64_t* act
+    cdef Cell* g
+    cdef int64_t* a
+    cdef Cell* carry
+    cdef const int64_t* cfg
+    cdef uint8_t* vis
+    cdef uint8_t* marks
+    cdef readonly int kind
+    cdef readonly int64_t width, height, view
+    state_arrays = ("grids", "agents", "carried", "targets")
+
+    def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
+                 kwargs):
+        """kwargs: the pool's complete kwargs plus "_kind", "_width", "_height", "_config"
+        (the registration's; cypool.minigrid.registration.build)."""
+        v = int(kwargs["agent_view_size"])
+        self.kind = int(kwargs["_kind"])
+        self.width = int(kwargs["_width"])
+        self.height = int(kwargs["_height"])
+        self.view = v
+        self._init_engine(num_envs, num_threads, max_episode_steps,
+                          [("obs", (), np.int64), ("obs.image", (v, v, 3), np.uint8),
+                           ("obs.mission", (), np.int64)], 0)
+        self.actions = np.zeros(num_envs, np.int64)
+        self.grids = np.zeros((num_envs, self.height * self.width, sizeof(Cell)), np.uint8)
+        self.agents = np.zeros((num_envs, A_W), np.int64)
+        self.carried = np.zeros((num_envs, sizeof(Cell)), np.uint8)
+        self.config = np.zeros((num_envs, P_W), np.int64)
+        self.scratch = np.zeros((num_envs, v * v), np.uint8)
+        self.targets = np.zeros((num_envs, self.height * self.width), np.uint8)
+        self.marks = <uint8_t*> cnp.PyArray_DATA(self.targets)
+        self.act = <const int64_t*> cnp.PyArray_DATA(self.actions)
+        self.g = <Cell*> cnp.PyArray_DATA(self.grids)
+        self.a = <int64_t*> cnp.PyArray_DATA(self.agents)
+        self.carry = <Cell*> cnp.PyArray_DATA(self.carried)
+        self.cfg = <const int64_t*> cnp.PyArray_DATA(self.config)
+        self.vis = <uint8_t*> cnp.PyArray_DATA(self.scratch)
+        self.configure(np.arange(num_envs, dtype=np.int64), kwargs)
+
+    def configure(self, ids, kwargs):
+        """Envs ids take the config row kwargs["_config"] (max_steps, see_through_walls, the
+        generator's parameters: cypool.minigrid.registration)."""
+        row = np.asarray(kwargs["_config"], np.int64)
+        self.config[np.asarray(ids, np.int64), :row.size] = row
+
+    cdef inline void world(self, Py_ssize_t i, EnvRow* r, World* wd) noexcept nogil:
+        wd.g = self.g + i * self.width * self.height
+        wd.a = self.a + i * A_W
+        wd.carry = self.carry + i
+        wd.rng = r.rng
+        wd.w = self.width
+        wd.h = self.height
+        wd.err = r.err
+        wd.marks = self.marks + i * self.width * self.height
+
+    cdef void gen_obs(self, Py_ssize_t i, World* wd) noexcept nogil:
+        """MiniGridEnv.gen_obs: the view's cells (grid slice rotated so that the agent is at
+        (v // 2, v - 1) facing up; outside the grid a grey wall), process_vis unless
+        see_through_walls, the carried object at the agent's cell, encoded [x, y, :]."""
+        cdef int64_t v = self.view, hs = self.view // 2, vx, vy, wx, wy, f, s
+        cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
+        cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
+        cdef uint8_t* m = self.vis + i * v * v
+        cdef uint8_t* img = <uint8_t*> self.output_row(1, i)
+        cdef const Cell* c
+        cdef bint see = self.cfg[i * P_W + P_SEE] != 0
+        cdef int64_t x, y
+        if see:
+            memset(m, 1, v * v)
+        else:
+            memset(m, 0, v * v)
+            m[hs * v + v - 1] = 1
+            for y in range(v - 1, -1, -1):
+                for x in range(v - 1):
+                    if not m[x * v + y]:
+                        continue
+                    if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
+                        continue
+                    m[(x + 1) * v + y] = 1
+                    if y > 0:
+                        m[(x + 1) * v + y - 1] = 1
+                        m[x * v + y - 1] = 1
+                for x in range(v - 1, 0, -1):
+                    if not m[x * v + y]:
+                        continue
+                    if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
+                        continue
+                    m[(x - 1) * v + y] = 1
+                    if y > 0:
+                        m[(x - 1) * v + y - 1] = 1
+                        m[x * v + y - 1] = 1
+        for x in range(v):
+            for y in range(v):
+                if not m[x * v + y]:
+                    img[0] = 0
+                    img[1] = 0
+                    img[2] = 0
+                else:
+                    if x == hs and y == v - 1:
+                        c = wd.carry
+                    else:
+                        c = self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)
+                    if c.type == T_NONE:
+                        img[0] = T_EMPTY
+                        img[1] = 0
+                        img[2] = 0
+                    else:
+                        img[0] = c.type
+                        img[1] = c.color
+                        img[2] = c.state if c.type == T_DOOR else 0
+                img += 3
+        (<int64_t*> self.output_row(0, i))[0] = d
+        (<int64_t*> self.output_row(2, i))[0] = wd.a[A_MISSION]
+
+    cdef inline const Cell* view_cell(self, World* wd, int64_t x, int64_t y, int64_t ax,
+                                      int64_t ay, int64_t dx, int64_t dy, int64_t rx,
+                                      int64_t ry) noexcept nogil:
+        cdef int64_t f = self.view - 1 - y, s = x - self.view // 2
+        cdef int64_t wx = ax + dx * f + rx * s, wy = ay + dy * f + ry * s
+        if wx < 0 or wy < 0 or wx >= wd.w or wy >= wd.h:
+            return &WALL_CELL
+        return at(wd, wx, wy)
+
+    cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow r
+        cdef World wd
+        cdef const int64_t* p = self.cfg + i * P_W
+        self.row_of(i, &r)
+        self.world(i, &r, &wd)
+        memset(wd.g, 0, wd.w * wd.h * sizeof(Cell))
+        memset(wd.carry, 0, sizeof(Cell))
+        wd.a[A_X] = -1
+        wd.a[A_Y] = -1
+        wd.a[A_DIR] = -1
+        wd.a[A_MISSION] = 0
+        if generate(self.kind, &wd, p + P_0):
+            return ST_ENGINE_ERROR
+        wd.a[A_STEPS] = 0
+        wd.a[A_MAX] = p[P_MAX]
+        self.gen_obs(i, &wd)
+        return ST_OK
+
+    cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
+        cdef EnvRow r
+        cdef World wd
+        cdef int64_t a = self.act[i], fx, fy, d
+        cdef bint not_clear = False, red0 = False, blue0 = False, red1, blue1
+        cdef bint carried0 = False
+        cdef Cell* f
+        cdef Cell* k
+        self.row_of(i, &r)
+        if a < 0 or a > 6:
+            snprintf(r.err, ERRMSG_LEN, "action %lld is not in 0..6", <long long> a)
+            return ST_ENGINE_ERROR
+        if self.kind == K_MEMORY and a == 3:    # MemoryEnv: pickup acts as toggle
+            a = 5
+        self.world(i, &r, &wd)
+        k = wd.carry
+        wd.a[A_STEPS] += 1
+        r.rew[0] = 0.0
+        r.term[0] = 0
+        d = wd.a[A_DIR]
+        fx = wd.a[A_X] + DX[d]
+        fy = wd.a[A_Y] + DY[d]
+        if fx < 0 or fy < 0 or fx >= wd.w or fy >= wd.h:   # minigrid's Grid.get asserts
+            snprintf(r.err, ERRMSG_LEN, "the agent faces (%lld, %lld), outside the grid",
+                     <long long> fx, <long long> fy)
+            return ST_ENGINE_ERROR
+        f = at(&wd, fx, fy)
+        carried0 = wd.carry.type != T_NONE
+        if self.kind == K_DYNOBS:
+            not_clear = f.type != T_NONE and f.type != T_GOAL
+            move_obstacles(&wd, self.cfg[i * P_W + P_0 + 3])
+        elif self.kind == K_REDBLUE:
+            red0 = at(&wd, wd.a[A_X0], wd.a[A_X0 + 1]).state == 0
+            blue0 = at(&wd, wd.a[A_X0 + 2], wd.a[A_X0 + 3]).state == 0
+        if a == 0:                              # left
+            wd.a[A_DIR] = (d + 3) % 4
+        elif a == 1:                            # right
+            wd.a[A_DIR] = (d + 1) % 4
+        elif a == 2:                            # forward
+            if (f.type == T_NONE or f.type == T_GOAL or f.type == T_FLOOR
+                    or f.type == T_LAVA or (f.type == T_DOOR and f.state == 0)):
+                wd.a[A_X] = fx
+                wd.a[A_Y] = fy
+            if f.type == T_GOAL:
+                r.term[0] = 1
+                r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+            elif f.type == T_LAVA:
+                r.term[0] = 1
+        elif a == 3:                            # pickup
+            if (f.type == T_KEY or f.type == T_BALL or f.type == T_BOX) and k.type == T_NONE:
+                k[0] = f[0]
+                clear(&wd, fx, fy)
+        elif a == 4:                            # drop
+            if f.type == T_NONE and k.type != T_NONE:
+                f[0] = k[0]
+                memset(k, 0, sizeof(Cell))
+        elif a == 5:                            # toggle
+            if f.type == T_DOOR:
+                if f.state == 2:
+                    if k.type == T_KEY and k.color == f.color:
+                        f.state = 0
+                elif f.state == 0:
+                    f.state = 1
+                else:
+                    f.state = 0
+            elif f.type == T_BOX:
+                put(&wd, fx, fy, f.ctype, f.ccolor, f.cstate)
+        if self.kind == K_GOTOLOCAL:
+            if a == 4:                          # RoomGridLevel: update_objs_poss on drop
+                mark_targets(&wd)
+            d = wd.a[A_DIR]
+            fx = wd.a[A_X] + DX[d]
+            fy = wd.a[A_Y] + DY[d]
+            if 0 <= fx < wd.w and 0 <= fy < wd.h and wd.marks[fy * wd.w + fx]:
+                r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+        elif self.kind == K_UNLOCK:
+            if a == 5 and at(&wd, wd.a[A_X0], wd.a[A_X0 + 1]).state == 0:
+                r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+        elif (self.kind == K_KEYCORRIDOR or self.kind == K_UNLOCKPICKUP
+              or self.kind == K_BLOCKEDUNLOCK or self.kind == K_OBSTRUCTED):
+            if a == 3 and k.type != T_NONE and k.tag:
+                r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+        elif self.kind == K_MEMORY:
+            if wd.a[A_X] == wd.a[A_X0] and wd.a[A_Y] == wd.a[A_X0 + 1]:
+                r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+            if wd.a[A_X] == wd.a[A_X0 + 2] and wd.a[A_Y] == wd.a[A_X0 + 3]:
+                r.rew[0] = 0.0
+                r.term[0] = 1
+        elif self.kind == K_GOTODOOR or self.kind == K_GOTOOBJECT:
+            if a == 5:
+                r.term[0] = 1
+            if a == 6:
+                fx = wd.a[A_X] - wd.a[A_X0]
+                fy = wd.a[A_Y] - wd.a[A_X0 + 1]
+                if (fx == 0 and llabs(fy) == 1) or (fy == 0 and llabs(fx) == 1):
+                    r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+        elif self.kind == K_FETCH:
+            if k.type != T_NONE:
+                if k.type == wd.a[A_X0] and k.color == wd.a[A_X0 + 1]:
+                    r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                else:
+                    r.rew[0] = 0.0
+                r.term[0] = 1
+        elif self.kind == K_PUTNEAR:
+            if a == 3 and k.type != T_NONE:
+                if k.type != wd.a[A_X0] or k.color != wd.a[A_X0 + 1]:
+                    r.term[0] = 1
+            if a == 4 and carried0:
+                # the object dropped is in front (the drop succeeded) and near the target
+                if (k.type == T_NONE and llabs(fx - wd.a[A_X0 + 2]) <= 1
+                        and llabs(fy - wd.a[A_X0 + 3]) <= 1):
+                    r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+        elif self.kind == K_DYNOBS:
+            if a == 2 and not_clear:
+                r.rew[0] = -1.0
+                r.term[0] = 1
+        elif self.kind == K_REDBLUE:
+            red1 = at(&wd, wd.a[A_X0], wd.a[A_X0 + 1]).state == 0
+            blue1 = at(&wd, wd.a[A_X0 + 2], wd.a[A_X0 + 3]).state == 0
+            if blue1:
+                r.rew[0] = (1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                            if red0 else 0.0)
+                r.term[0] = 1
+            elif red1 and blue0:
+                r.rew[0] = 0.0
+                r.term[0] = 1
+        r.trunc[0] = wd.a[A_STEPS] >= wd.a[A_MAX]
+        self.gen_obs(i, &wd)
+        return ST_OK

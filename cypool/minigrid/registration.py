@@ -1,0 +1,543 @@
+"""Registers the MiniGrid ids (imported by cypool.entry): one FamilySpec each, served by
+cypool.minigrid._minigrid's MiniGridPool (imported at the first make).
+
+Each id is minigrid 3.2.0's: same id, kwargs and defaults as minigrid registers them, no
+time limit of gymnasium's (the env truncates itself at ``max_steps``). The observation is
+minigrid's Dict (gymnasium orders its keys): ``direction`` (int64), ``image`` (the
+(view, view, 3) uint8 encoding) and ``mission``, a Text leaf: the kernel writes a mission
+code, and the pool maps codes to the cached str objects of ``MISSIONS`` (a batch is a tuple
+of str, as gymnasium's SyncVectorEnv batches minigrid's MissionSpace).
+
+Kwargs: the grid's size and ``agent_view_size`` are per pool (they size the grids and the
+image); ``max_steps``, ``see_through_walls`` and the generators' start positions are per
+env. minigrid's rendering kwargs (``render_mode``, ``tile_size``, ...) are not served yet.
+
+A new id: a generator in _minigrid.pyx (``K_*``, ``generate``, its step rules in
+``env_step``), its missions in ``MISSIONS``, its kwargs check and config row in
+``_GENERATORS`` and its spec in ``SPECS`` below.
+"""
+from __future__ import annotations
+
+import string
+
+import gymnasium as gym
+import numpy as np
+
+from cypool.api import Built, FamilySpec, Kwarg, register_spec
+from cypool._core.spec import TextLeaf
+
+_MODULE = "cypool.minigrid.registration"
+_POOL = "cypool.minigrid._minigrid:MiniGridPool"
+
+# the generators of _minigrid.pyx (K_*)
+(K_EMPTY, K_DOORKEY, K_FOURROOMS, K_LAVAGAP, K_CROSSING, K_UNLOCK, K_MEMORY, K_KEYCORRIDOR,
+ K_MULTIROOM, K_GOTOLOCAL, K_DISTSHIFT, K_REDBLUE, K_UNLOCKPICKUP, K_BLOCKEDUNLOCK,
+ K_DYNOBS, K_GOTODOOR, K_GOTOOBJECT, K_FETCH, K_LOCKEDROOM, K_PUTNEAR, K_PLAYGROUND,
+ K_OBSTRUCTED) = range(22)
+T_WALL, T_KEY, T_LAVA = 2, 5, 9
+_OBJ_TYPES = ("key", "ball", "box")             # T_KEY + k
+_COLORS = ("red", "green", "blue", "purple", "yellow", "grey")     # COLOR_TO_IDX order
+
+# each generator's missions, by code (the kernel writes the code)
+MISSIONS = {
+    K_EMPTY: ("get to the green goal square",),
+    K_DOORKEY: ("use the key to open the door and then get to the goal",),
+    K_FOURROOMS: ("reach the goal",),
+    K_LAVAGAP: ("avoid the lava and get to the green goal square",),
+    K_CROSSING: ("avoid the lava and get to the green goal square",
+                 "find the opening and get to the green goal square"),
+    K_UNLOCK: ("open the door",),
+    K_MEMORY: ("go to the matching object at the end of the hallway",),
+    K_KEYCORRIDOR: tuple(f"pick up the {c} {t}" for t in _OBJ_TYPES for c in _COLORS),
+    K_MULTIROOM: ("traverse the rooms to get to the goal",),
+    K_DISTSHIFT: ("get to the green goal square",),
+    K_REDBLUE: ("open the red door then the blue door",),
+    K_DYNOBS: ("get to the green goal square",),
+    K_GOTODOOR: tuple(f"go to the {c} door" for c in _COLORS),
+    K_PLAYGROUND: ("",),
+    K_OBSTRUCTED: ("pick up the blue ball",),
+    K_LOCKEDROOM: tuple(f"get the {lc} key from the {kc} room, unlock the {lc} door and go "
+                        "to the goal" for lc in _COLORS for kc in _COLORS),
+    K_PUTNEAR: tuple(f"put the {mc} {mt} near the {tc} {tt}" for mt in _OBJ_TYPES
+                     for mc in _COLORS for tt in _OBJ_TYPES for tc in _COLORS),
+    K_GOTOOBJECT: tuple(f"go to the {c} {t}" for t in _OBJ_TYPES for c in _COLORS),
+    K_FETCH: tuple(f"{s} {c} {t}" for s in ("get a", "go get a", "fetch a", "go fetch a",
+                                             "you must fetch a")
+                   for t in ("key", "ball") for c in _COLORS),
+    K_UNLOCKPICKUP: tuple(f"pick up the {c} {t}" for t in _OBJ_TYPES for c in _COLORS),
+    K_BLOCKEDUNLOCK: tuple(f"pick up the {c} {t}" for t in _OBJ_TYPES for c in _COLORS),
+    K_GOTOLOCAL: tuple(f"go to {a} {c} {t}" for a in ("the", "a") for t in _OBJ_TYPES
+                       for c in _COLORS),
+}
+
+_MAX_SIZE = 512         # grids are (size * size) cells per env
+_MAX_VIEW = 255         # the image is (view, view, 3) per env
+
+# gymnasium's Text over the characters minigrid's missions use
+_CHARSET = string.ascii_letters + string.digits + " ,.'"
+
+
+def _int(env_id, name, v, low, high=None):
+    # an int or numpy integer, never a bool (cypool's "int" kind; minigrid asserts
+    # isinstance(max_steps, int), which a numpy integer fails: taken here as its int)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{env_id}: {name} must be an int, got {v!r}")
+    if v < low or (high is not None and v > high):
+        rng = f"in [{low}, {high}]" if high is not None else f">= {low}"
+        raise ValueError(f"{env_id}: {name} must be {rng}, got {v}")
+    return int(v)
+
+
+def _pos(env_id, name, v, low, high):
+    """None or an (x, y) pair of ints in [low, high]."""
+    if v is None:
+        return None
+    if not isinstance(v, (tuple, list, np.ndarray)) or len(v) != 2:
+        raise TypeError(f"{env_id}: {name} must be None or an (x, y) pair of ints, got {v!r}")
+    return tuple(_int(env_id, f"{name}[{k}]", x, low, high) for k, x in enumerate(v))
+
+
+def _common(env_id, kw, default_steps):
+    """The MiniGridEnv kwargs: agent_view_size (odd, >= 3, as minigrid asserts),
+    max_steps (None: the env's default; >= 1: a reward divides by it, and 0 or a negative
+    limit would end every episode at its first step), see_through_walls."""
+    _int(env_id, "agent_view_size", kw["agent_view_size"], 3, _MAX_VIEW)
+    if kw["agent_view_size"] % 2 != 1:
+        raise ValueError(f"{env_id}: agent_view_size must be odd (the agent sits at the "
+                         f"middle of the view's bottom row), got {kw['agent_view_size']}")
+    if kw["max_steps"] is not None:
+        _int(env_id, "max_steps", kw["max_steps"], 1)
+    if "see_through_walls" in kw and not isinstance(kw["see_through_walls"], (bool, np.bool_)):
+        raise TypeError(f"{env_id}: see_through_walls must be a bool, got "
+                        f"{kw['see_through_walls']!r}")
+
+
+def _steps_given(env_id, kw):
+    """FourRooms, Playground: max_steps has an int default and no None (minigrid asserts
+    an int)."""
+    _common(env_id, kw, None)
+    if kw["max_steps"] is None:
+        raise TypeError(f"{env_id}: max_steps must be an int, got None")
+
+
+def _size(env_id, kw, low):
+    return _int(env_id, "size", kw["size"], low, _MAX_SIZE)
+
+
+# --------------------------------------------------------------------------- generators
+# each: (kind, shape(kw) -> (width, height), check(env_id, kw), config(kw) -> row)
+# the config row: max_steps, see_through_walls, then the generator's parameters (P_0...)
+
+def _empty_check(env_id, kw):
+    size = _size(env_id, kw, 4 if kw["agent_start_pos"] is None else 3)
+    _common(env_id, kw, 4 * size ** 2)
+    _pos(env_id, "agent_start_pos", kw["agent_start_pos"], 1, size - 2)
+    _int(env_id, "agent_start_dir", kw["agent_start_dir"], 0, 3)
+
+
+def _empty_config(kw):
+    size = kw["size"]
+    steps = kw["max_steps"] if kw["max_steps"] is not None else 4 * size ** 2
+    pos = kw["agent_start_pos"]
+    x, y = (-1, -1) if pos is None else (int(pos[0]), int(pos[1]))
+    return [steps, 1, x, y, int(kw["agent_start_dir"])]
+
+
+def _doorkey_check(env_id, kw):
+    _size(env_id, kw, 5)                # _rand_int(2, size - 2) needs size >= 5
+    _common(env_id, kw, None)
+
+
+def _doorkey_config(kw):
+    size = kw["size"]
+    steps = kw["max_steps"] if kw["max_steps"] is not None else 10 * size ** 2
+    return [steps, int(kw["see_through_walls"])]
+
+
+def _fourrooms_check(env_id, kw):
+    _steps_given(env_id, kw)
+    _pos(env_id, "agent_pos", kw["agent_pos"], 1, 17)
+    _pos(env_id, "goal_pos", kw["goal_pos"], 1, 17)
+
+
+def _fourrooms_config(kw):
+    a = kw["agent_pos"] if kw["agent_pos"] is not None else (-1, -1)
+    g = kw["goal_pos"] if kw["goal_pos"] is not None else (-1, -1)
+    return [kw["max_steps"], int(kw["see_through_walls"]), int(a[0]), int(a[1]),
+            int(g[0]), int(g[1])]
+
+
+def _steps_or(kw, default):
+    return kw["max_steps"] if kw["max_steps"] is not None else default
+
+
+def _lavagap_check(env_id, kw):
+    _size(env_id, kw, 5)                # minigrid asserts width >= 5 and height >= 5
+    _common(env_id, kw, None)
+
+
+def _crossing_check(env_id, kw):
+    size = _size(env_id, kw, 3)
+    if size % 2 != 1:
+        raise ValueError(f"{env_id}: size must be odd (the rivers sit on even rows and "
+                         f"columns; minigrid asserts it), got {size}")
+    _common(env_id, kw, None)
+    _int(env_id, "num_crossings", kw["num_crossings"], 0)
+    ot = kw["obstacle_type"]
+    if not isinstance(ot, str) or ot.lower() not in ("lava", "wall"):
+        raise ValueError(f"{env_id}: obstacle_type must be 'lava' or 'wall' (minigrid's "
+                         f"Lava or Wall classes are not taken), got {ot!r}")
+
+
+def _crossing_config(kw):
+    t = T_LAVA if kw["obstacle_type"].lower() == "lava" else T_WALL
+    return [_steps_or(kw, 4 * kw["size"] ** 2), 0, int(kw["num_crossings"]), t]
+
+
+def _memory_check(env_id, kw):
+    size = _size(env_id, kw, 7)
+    if size % 2 != 1:
+        raise ValueError(f"{env_id}: size must be odd (the hallway is the middle row; "
+                         f"minigrid asserts it), got {size}")
+    _common(env_id, kw, None)
+    if not isinstance(kw["random_length"], (bool, np.bool_)):
+        raise TypeError(f"{env_id}: random_length must be a bool, got {kw['random_length']!r}")
+
+
+def _keycorridor_check(env_id, kw):
+    # the pool's RoomGrid holds up to 16 rooms (3 columns)
+    _int(env_id, "num_rows", kw["num_rows"], 1, 5)
+    _int(env_id, "room_size", kw["room_size"], 3, 100)
+    _common(env_id, kw, None)
+    if kw["obj_type"] not in _OBJ_TYPES:
+        raise ValueError(f"{env_id}: obj_type must be one of {_OBJ_TYPES}, got "
+                         f"{kw['obj_type']!r}")
+
+
+def _keycorridor_shape(kw):
+    s = kw["room_size"] - 1
+    return 3 * s + 1, kw["num_rows"] * s + 1
+
+
+def _multiroom_check(env_id, kw):
+    # numRooms <= 16: the pool's room list (minigrid has no bound; its layout search grows
+    # with the count)
+    lo = _int(env_id, "minNumRooms", kw["minNumRooms"], 1, 16)
+    _int(env_id, "maxNumRooms", kw["maxNumRooms"], lo, 16)
+    _int(env_id, "maxRoomSize", kw["maxRoomSize"], 4, _MAX_SIZE)
+    _int(env_id, "width", kw["width"], 3, _MAX_SIZE)
+    _int(env_id, "height", kw["height"], 3, _MAX_SIZE)
+    _common(env_id, kw, None)
+
+
+def _gotolocal_check(env_id, kw):
+    # room_size <= 32: the pool's reachability check works on at most 32 * 32 cells;
+    # num_dists <= 64 and at least 1 (minigrid picks the instruction among them)
+    _int(env_id, "room_size", kw["room_size"], 3, 32)
+    _int(env_id, "num_dists", kw["num_dists"], 1, 64)
+    _common(env_id, kw, None)
+
+
+def _start(kw, name_pos="agent_start_pos", name_dir="agent_start_dir"):
+    pos = kw[name_pos]
+    x, y = (-1, -1) if pos is None else (int(pos[0]), int(pos[1]))
+    return [x, y, int(kw[name_dir])]
+
+
+def _distshift_check(env_id, kw):
+    w = _int(env_id, "width", kw["width"], 3, _MAX_SIZE)
+    h = _int(env_id, "height", kw["height"], 3, _MAX_SIZE)
+    _common(env_id, kw, None)
+    _pos(env_id, "agent_start_pos", kw["agent_start_pos"], 1, min(w, h) - 2)
+    _int(env_id, "agent_start_dir", kw["agent_start_dir"], 0, 3)
+    _int(env_id, "strip2_row", kw["strip2_row"], 1, h - 2)
+
+
+def _dynobs_check(env_id, kw):
+    # size <= 50: the pool keeps up to 29 balls' positions (n_obstacles <= size / 2 + 1)
+    size = _size(env_id, kw, 4 if kw["agent_start_pos"] is None else 3)
+    if size > 50:
+        raise ValueError(f"{env_id}: size must be <= 50 (the pool tracks at most 29 "
+                         f"obstacles), got {size}")
+    _common(env_id, kw, None)
+    _pos(env_id, "agent_start_pos", kw["agent_start_pos"], 1, size - 2)
+    _int(env_id, "agent_start_dir", kw["agent_start_dir"], 0, 3)
+    _int(env_id, "n_obstacles", kw["n_obstacles"], 0)
+
+
+def _dynobs_config(kw):
+    size, n = kw["size"], kw["n_obstacles"]
+    n = int(n) if n <= size / 2 + 1 else int(size / 2)      # DynamicObstaclesEnv's rule
+    return [_steps_or(kw, 4 * size ** 2), 1, *_start(kw), n]
+
+
+def _objs_check(env_id, kw, low_size, most):
+    """numObjs: >= 1 (one is the target), at most `most` distinct ones, and room left for
+    the agent (minigrid would loop forever)."""
+    size = _size(env_id, kw, low_size)
+    _common(env_id, kw, None)
+    free = (size - 2) ** 2 - 1
+    _int(env_id, "numObjs", kw["numObjs"], 1, min(most, free))
+
+
+def _putnear_check(env_id, kw):
+    # 2..18 distinct objects, none within a cell of another: at most ceil((size - 2) / 2)
+    # squared fit (a random placement that finds no cell fails after MAX_TRIES draws, where
+    # minigrid would loop forever)
+    size = _size(env_id, kw, 4)
+    _common(env_id, kw, None)
+    _int(env_id, "numObjs", kw["numObjs"], 2, min(18, ((size - 1) // 2) ** 2))
+
+
+def _bool(env_id, kw, name):
+    if not isinstance(kw[name], (bool, np.bool_)):
+        raise TypeError(f"{env_id}: {name} must be a bool, got {kw[name]!r}")
+
+
+def _obstructed_check(env_id, kw):
+    _common(env_id, kw, None)
+    _bool(env_id, kw, "key_in_box")
+    _bool(env_id, kw, "blocked")
+    if "num_quarters" in kw:            # the 3 x 3 mazes (1Dlhb: 2 rooms visited, fixed)
+        _int(env_id, "num_rooms_visited", kw["num_rooms_visited"], 1)
+        _int(env_id, "num_quarters", kw["num_quarters"], 1, 4)
+        _pos(env_id, "agent_room", kw["agent_room"], 0, 2)
+
+
+def _obstructed_config(kw, variant):
+    room = kw.get("agent_room", (0, 0))
+    return [_steps_or(kw, 4 * kw.get("num_rooms_visited", 2) * 6 ** 2), 0, variant,
+            int(kw["key_in_box"]), int(kw["blocked"]), kw.get("num_quarters", 1),
+            int(room[0]), int(room[1])]
+
+
+_GENERATORS = {
+    K_EMPTY: (lambda kw: (kw["size"], kw["size"]), _empty_check, _empty_config),
+    K_DOORKEY: (lambda kw: (kw["size"], kw["size"]), _doorkey_check, _doorkey_config),
+    K_FOURROOMS: (lambda kw: (19, 19), _fourrooms_check, _fourrooms_config),
+    K_LAVAGAP: (lambda kw: (kw["size"], kw["size"]), _lavagap_check,
+                lambda kw: [_steps_or(kw, 4 * kw["size"] ** 2), 0]),
+    K_CROSSING: (lambda kw: (kw["size"], kw["size"]), _crossing_check, _crossing_config),
+    K_UNLOCK: (lambda kw: (11, 6), lambda env_id, kw: _common(env_id, kw, None),
+               lambda kw: [_steps_or(kw, 8 * 6 ** 2), 0]),
+    K_MEMORY: (lambda kw: (kw["size"], kw["size"]), _memory_check,
+               lambda kw: [_steps_or(kw, 5 * kw["size"] ** 2), 0, int(kw["random_length"])]),
+    K_MULTIROOM: (lambda kw: (kw["width"], kw["height"]), _multiroom_check,
+                  lambda kw: [_steps_or(kw, kw["maxNumRooms"] * 20), int(kw["see_through_walls"]),
+                              kw["minNumRooms"], kw["maxNumRooms"], kw["maxRoomSize"]]),
+    # RoomGridLevel: max_steps None is num_navs (1) * room_size ** 2 (one room)
+    K_GOTOLOCAL: (lambda kw: (kw["room_size"], kw["room_size"]), _gotolocal_check,
+                  lambda kw: [_steps_or(kw, kw["room_size"] ** 2), 0, kw["room_size"],
+                              kw["num_dists"]]),
+    K_DISTSHIFT: (lambda kw: (kw["width"], kw["height"]), _distshift_check,
+                  lambda kw: [_steps_or(kw, 4 * kw["width"] * kw["height"]), 1, *_start(kw),
+                              kw["strip2_row"]]),
+    K_REDBLUE: (lambda kw: (2 * kw["size"], kw["size"]),
+                lambda env_id, kw: (_size(env_id, kw, 3), _common(env_id, kw, None)),
+                lambda kw: [_steps_or(kw, 20 * kw["size"] ** 2),
+                            int(kw["see_through_walls"])]),
+    K_UNLOCKPICKUP: (lambda kw: (11, 6), lambda env_id, kw: _common(env_id, kw, None),
+                     lambda kw: [_steps_or(kw, 8 * 6 ** 2), 0]),
+    K_BLOCKEDUNLOCK: (lambda kw: (11, 6), lambda env_id, kw: _common(env_id, kw, None),
+                      lambda kw: [_steps_or(kw, 16 * 6 ** 2), 0]),
+    K_DYNOBS: (lambda kw: (kw["size"], kw["size"]), _dynobs_check, _dynobs_config),
+    K_GOTODOOR: (lambda kw: (kw["size"], kw["size"]),
+                 lambda env_id, kw: (_size(env_id, kw, 5), _common(env_id, kw, None)),
+                 lambda kw: [_steps_or(kw, 4 * kw["size"] ** 2), 1]),
+    K_GOTOOBJECT: (lambda kw: (kw["size"], kw["size"]),
+                   lambda env_id, kw: _objs_check(env_id, kw, 3, 18),
+                   lambda kw: [_steps_or(kw, 5 * kw["size"] ** 2), 1, kw["numObjs"]]),
+    # Fetch: up to 27 objects (the agent row's spare slots)
+    K_FETCH: (lambda kw: (kw["size"], kw["size"]),
+              lambda env_id, kw: _objs_check(env_id, kw, 3, 27),
+              lambda kw: [_steps_or(kw, 5 * kw["size"] ** 2), 1, kw["numObjs"]]),
+    # LockedRoom: size >= 12 (the doors sit 3 cells into rooms of size // 3 + 1)
+    K_LOCKEDROOM: (lambda kw: (kw["size"], kw["size"]),
+                   lambda env_id, kw: (_size(env_id, kw, 12), _common(env_id, kw, None)),
+                   lambda kw: [_steps_or(kw, 10 * kw["size"]), int(kw["see_through_walls"])]),
+    K_PUTNEAR: (lambda kw: (kw["size"], kw["size"]), _putnear_check,
+                lambda kw: [_steps_or(kw, 5 * kw["size"]), 1, kw["numObjs"]]),
+    K_PLAYGROUND: (lambda kw: (19, 19), _steps_given,
+                   lambda kw: [kw["max_steps"], int(kw["see_through_walls"])]),
+    # ObstructedMaze: variant 0 (1Dlhb: 1 x 2 rooms), 1 (Full), 2 (Full_V1): 3 x 3 rooms
+    K_OBSTRUCTED: (lambda kw: (11, 6) if "num_quarters" not in kw else (16, 16),
+                   _obstructed_check, None),
+    K_KEYCORRIDOR: (_keycorridor_shape, _keycorridor_check,
+                    lambda kw: [_steps_or(kw, 30 * kw["room_size"] ** 2), 0, kw["num_rows"],
+                                kw["room_size"], T_KEY + _OBJ_TYPES.index(kw["obj_type"])]),
+}
+
+
+# --------------------------------------------------------------------------- spec hooks
+def _spaces(kw, kind):
+    v = kw["agent_view_size"]
+    return gym.spaces.Dict({
+        "image": gym.spaces.Box(0, 255, (v, v, 3), np.uint8),
+        "direction": gym.spaces.Discrete(4),
+        "mission": gym.spaces.Text(max_length=256, charset=_CHARSET),
+    })
+
+
+def _config(kind, variant, kw):
+    if kind == K_OBSTRUCTED:
+        return _obstructed_config(kw, variant)
+    return _GENERATORS[kind][2](kw)
+
+
+def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwargs):
+    from cypool.minigrid._minigrid import MiniGridPool
+
+    kw = fam.kwargs
+    w, h = _GENERATORS[kind][0](kw)
+    engine = MiniGridPool(num_envs, num_threads, max_episode_steps,
+                          {"agent_view_size": kw["agent_view_size"], "_kind": kind,
+                           "_width": w, "_height": h, "_config": _config(kind, variant, kw)})
+    structure = ("dict", {"direction": "obs", "image": "obs.image",
+                          "mission": TextLeaf("obs.mission", MISSIONS[kind])})
+    return Built(engine, observation_space=_spaces(kw, kind), obs_structure=structure)
+
+
+def _configure(kind, variant, fam, ids, kwargs):
+    fam.engine.configure(ids, {"_config": _config(kind, variant, kwargs)})
+
+
+def _check(env_id, kind, kw):
+    _GENERATORS[kind][1](env_id, kw)
+
+
+def _spec(env_id, kind, kwargs, n_actions=7, variant=None):
+    from functools import partial
+
+    kwargs = {**kwargs, "agent_view_size": Kwarg(7, kind="any", scope="pool")}
+    default = {name: k.default for name, k in kwargs.items()}
+    return FamilySpec(
+        env_id, _POOL, _spaces(default, kind), gym.spaces.Discrete(n_actions), kwargs=kwargs,
+        max_episode_steps=None, check_kwargs=partial(_check, env_id, kind),
+        build=partial(_build, kind, variant), configure=partial(_configure, kind, variant),
+        render_fps=10, module=_MODULE)
+
+
+def _steps(default=None):
+    return Kwarg(default, kind="any")
+
+
+def _empty(env_id, size, random):
+    return _spec(env_id, K_EMPTY, {
+        "size": Kwarg(size, kind="any", scope="pool"),
+        "agent_start_pos": Kwarg(None if random else (1, 1), kind="any"),
+        "agent_start_dir": Kwarg(0, kind="any"),
+        "max_steps": _steps()})
+
+
+def _doorkey(env_id, size):
+    return _spec(env_id, K_DOORKEY, {
+        "size": Kwarg(size, kind="any", scope="pool"), "max_steps": _steps(),
+        "see_through_walls": Kwarg(False)})
+
+
+SPECS = (
+    _empty("MiniGrid-Empty-5x5-v0", 5, False),
+    _empty("MiniGrid-Empty-Random-5x5-v0", 5, True),
+    _empty("MiniGrid-Empty-6x6-v0", 6, False),
+    _empty("MiniGrid-Empty-Random-6x6-v0", 6, True),
+    _empty("MiniGrid-Empty-8x8-v0", 8, False),
+    _empty("MiniGrid-Empty-16x16-v0", 16, False),
+    _doorkey("MiniGrid-DoorKey-5x5-v0", 5),
+    _doorkey("MiniGrid-DoorKey-6x6-v0", 6),
+    _doorkey("MiniGrid-DoorKey-8x8-v0", 8),
+    _doorkey("MiniGrid-DoorKey-16x16-v0", 16),
+    _spec("MiniGrid-FourRooms-v0", K_FOURROOMS, {
+        "agent_pos": Kwarg(None, kind="any"), "goal_pos": Kwarg(None, kind="any"),
+        "max_steps": _steps(100), "see_through_walls": Kwarg(False)}),
+    *(_spec(f"MiniGrid-{name}S{size}N{n}-v0", K_CROSSING, {
+        "size": Kwarg(size, kind="any", scope="pool"), "num_crossings": Kwarg(n, kind="any"),
+        "obstacle_type": Kwarg(ot, kind="any"), "max_steps": _steps()})
+      for name, ot in (("LavaCrossing", "lava"), ("SimpleCrossing", "wall"))
+      for size, n in ((9, 1), (9, 2), (9, 3), (11, 5))),
+    *(_spec(f"MiniGrid-LavaGapS{size}-v0", K_LAVAGAP, {
+        "size": Kwarg(size, kind="any", scope="pool"), "max_steps": _steps()})
+      for size in (5, 6, 7)),
+    *(_spec(f"MiniGrid-KeyCorridorS{s}R{r}-v0", K_KEYCORRIDOR, {
+        "num_rows": Kwarg(r, kind="any", scope="pool"), "obj_type": Kwarg("ball", kind="any"),
+        "room_size": Kwarg(s, kind="any", scope="pool"), "max_steps": _steps()})
+      for s, r in ((3, 1), (3, 2), (3, 3), (4, 3), (5, 3), (6, 3))),
+    *(_spec(f"MiniGrid-MemoryS{size}{'Random' if rnd else ''}-v0", K_MEMORY, {
+        "size": Kwarg(size, kind="any", scope="pool"), "random_length": Kwarg(rnd, kind="any"),
+        "max_steps": _steps()})
+      for size, rnd in ((17, True), (13, True), (13, False), (11, False), (9, False),
+                        (7, False))),
+    _spec("MiniGrid-Unlock-v0", K_UNLOCK, {"max_steps": _steps()}),
+    *(_spec(f"MiniGrid-MultiRoom-{name}", K_MULTIROOM, {
+        "minNumRooms": Kwarg(n, kind="any"), "maxNumRooms": Kwarg(n, kind="any"),
+        "maxRoomSize": Kwarg(s, kind="any"), "width": Kwarg(25, kind="any", scope="pool"),
+        "height": Kwarg(25, kind="any", scope="pool"), "max_steps": _steps(),
+        "see_through_walls": Kwarg(False)})
+      # N4-S5-v0 is minigrid's legacy id: 6 rooms
+      for name, n, s in (("N2-S4-v0", 2, 4), ("N4-S5-v0", 6, 5), ("N4-S5-v1", 4, 5),
+                         ("N6-v0", 6, 10))),
+    *(_spec(f"BabyAI-GoToLocal{name}-v0", K_GOTOLOCAL, {
+        "room_size": Kwarg(s, kind="any", scope="pool"), "num_dists": Kwarg(n, kind="any"),
+        "max_steps": _steps()})
+      for name, s, n in (("", 8, 8), ("S5N2", 5, 2), ("S6N2", 6, 2), ("S6N3", 6, 3),
+                         ("S6N4", 6, 4), ("S7N4", 7, 4), ("S7N5", 7, 5), ("S8N2", 8, 2),
+                         ("S8N3", 8, 3), ("S8N4", 8, 4), ("S8N5", 8, 5), ("S8N6", 8, 6),
+                         ("S8N7", 8, 7))),
+    *(_spec(f"MiniGrid-DistShift{k}-v0", K_DISTSHIFT, {
+        "width": Kwarg(9, kind="any", scope="pool"), "height": Kwarg(7, kind="any", scope="pool"),
+        "agent_start_pos": Kwarg((1, 1), kind="any"), "agent_start_dir": Kwarg(0, kind="any"),
+        "strip2_row": Kwarg(row, kind="any"), "max_steps": _steps()})
+      for k, row in ((1, 2), (2, 5))),
+    *(_spec(f"MiniGrid-RedBlueDoors-{s}x{s}-v0", K_REDBLUE, {
+        "size": Kwarg(s, kind="any", scope="pool"), "max_steps": _steps(),
+        "see_through_walls": Kwarg(False)}) for s in (6, 8)),
+    _spec("MiniGrid-UnlockPickup-v0", K_UNLOCKPICKUP, {"max_steps": _steps()}),
+    _spec("MiniGrid-BlockedUnlockPickup-v0", K_BLOCKEDUNLOCK, {"max_steps": _steps()}),
+    # Dynamic-Obstacles: Discrete(3) actions (minigrid maps an action >= 3 to left; cypool's
+    # action check refuses it)
+    *(_spec(f"MiniGrid-Dynamic-Obstacles-{name}-v0", K_DYNOBS, {
+        "size": Kwarg(s, kind="any", scope="pool"),
+        "agent_start_pos": Kwarg(None if rnd else (1, 1), kind="any"),
+        "agent_start_dir": Kwarg(0, kind="any"), "n_obstacles": Kwarg(n, kind="any"),
+        "max_steps": _steps()}, n_actions=3)
+      for name, s, rnd, n in (("5x5", 5, False, 2), ("Random-5x5", 5, True, 2),
+                              ("6x6", 6, False, 3), ("Random-6x6", 6, True, 3),
+                              ("8x8", 8, False, 4), ("16x16", 16, False, 8))),
+    *(_spec(f"MiniGrid-GoToDoor-{s}x{s}-v0", K_GOTODOOR, {
+        "size": Kwarg(s, kind="any", scope="pool"), "max_steps": _steps()}) for s in (5, 6, 8)),
+    *(_spec(f"MiniGrid-GoToObject-{s}x{s}-N2-v0", K_GOTOOBJECT, {
+        "size": Kwarg(s, kind="any", scope="pool"), "numObjs": Kwarg(2, kind="any"),
+        "max_steps": _steps()}) for s in (6, 8)),
+    *(_spec(f"MiniGrid-Fetch-{s}x{s}-N{n}-v0", K_FETCH, {
+        "size": Kwarg(s, kind="any", scope="pool"), "numObjs": Kwarg(n, kind="any"),
+        "max_steps": _steps()}) for s, n in ((5, 2), (6, 2), (8, 3))),
+    _spec("MiniGrid-LockedRoom-v0", K_LOCKEDROOM, {
+        "size": Kwarg(19, kind="any", scope="pool"), "max_steps": _steps(),
+        "see_through_walls": Kwarg(False)}),
+    *(_spec(f"MiniGrid-PutNear-{s}x{s}-N{n}-v0", K_PUTNEAR, {
+        "size": Kwarg(s, kind="any", scope="pool"), "numObjs": Kwarg(n, kind="any"),
+        "max_steps": _steps()}) for s, n in ((6, 2), (8, 3))),
+    _spec("MiniGrid-Playground-v0", K_PLAYGROUND, {
+        "max_steps": _steps(100), "see_through_walls": Kwarg(False)}),
+    *(_spec(f"MiniGrid-ObstructedMaze-{name}-v0", K_OBSTRUCTED, {
+        "key_in_box": Kwarg(box), "blocked": Kwarg(blocked), "max_steps": _steps()},
+        variant=0)
+      for name, box, blocked in (("1Dl", False, False), ("1Dlh", True, False),
+                                 ("1Dlhb", True, True))),
+    *(_spec(f"MiniGrid-ObstructedMaze-{name}-v{v}", K_OBSTRUCTED, {
+        "agent_room": Kwarg(room, kind="any"), "key_in_box": Kwarg(box),
+        "blocked": Kwarg(blocked), "num_quarters": Kwarg(q, kind="any"),
+        "num_rooms_visited": Kwarg(visited, kind="any"), "max_steps": _steps()},
+        variant=1 + v)
+      for v, name, room, box, blocked, q, visited in (
+          (0, "2Dl", (2, 1), False, False, 1, 4), (0, "2Dlh", (2, 1), True, False, 1, 4),
+          (0, "2Dlhb", (2, 1), True, True, 1, 4), (0, "1Q", (1, 1), True, True, 1, 5),
+          (0, "2Q", (2, 1), True, True, 2, 11), (0, "Full", (1, 1), True, True, 4, 25),
+          (1, "2Dlhb", (2, 1), True, True, 1, 4), (1, "1Q", (1, 1), True, True, 1, 5),
+          (1, "2Q", (2, 1), True, True, 2, 11), (1, "Full", (1, 1), True, True, 4, 25))),
+)
+
+ENV_IDS = tuple(s.env_id for s in SPECS)
+
+for _spec_ in SPECS:
+    register_spec(_spec_)
+del _spec_
