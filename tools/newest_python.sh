@@ -4,7 +4,8 @@
 # nothing else, checked to run every family and `cypool --quick` (every row measured); then
 # pytest and a smoke subset: each family's exactness against its
 # reference (classic control, toy text and MuJoCo against gymnasium, the Atari emulator
-# against ale-py's, gymnasium.make's one env against gymnasium's own).
+# against ale-py's, gymnasium.make's one env against gymnasium's own; then, with their
+# references installed, MinAtar, MiniGrid, mpe2, PointMaze and cypool.multiagent).
 # Exit 77 (with the reason) when no Python 3.13 is found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,4 +89,14 @@ fi
 PYTHONSAFEPATH=1 "$WORK/venv/bin/pytest" -q -p no:cacheprovider \
     tests/classic/test_classic_control.py tests/toy_text/test_toy_text.py \
     tests/mujoco/test_exactness.py tests/atari/test_phosphor_blend.py tests/test_single_env.py
+# the families whose references are other packages: those references (not cypool's
+# dependencies), then one smoke test of each family's exactness
+"$VPY" -m pip install -q minatar==1.0.15 minigrid==3.2.0 mpe2==1.1.1 pettingzoo==1.27.0 \
+    supersuit==3.11.0 gymnasium-robotics==1.4.2
+PYTHONSAFEPATH=1 "$WORK/venv/bin/pytest" -q -p no:cacheprovider \
+    "tests/minatar/test_minatar_exact.py::test_lockstep_defaults" \
+    "tests/minigrid/test_minigrid.py::test_every_id_matches_minigrid" \
+    "tests/mpe2/test_mpe2_exact.py::test_two_threads" \
+    "tests/robotics/test_point_maze_exact.py::test_umaze_default" \
+    tests/multiagent/test_parallel_env.py tests/multiagent/test_mamujoco.py
 echo "newest_python.sh: done in ${SECONDS}s"

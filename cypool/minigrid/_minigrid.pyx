@@ -26,11 +26,20 @@ then y until the cell is empty and not the agent's.
 
 Outputs: "obs" the direction (int64), "obs.image" the (view, view, 3) uint8 encoding of the
 agent's view, "obs.mission" the mission's code (int64, the registration's strings).
+minigrid's observation wrappers (kwargs "_obs", the registration's wrappers kwarg) change
+them: O_FULL (FullyObsWrapper: the whole (width, height, 3) grid, the agent's cell (10, red,
+dir)), O_ONEHOT (OneHotPartialObsWrapper: 20 bits per cell), O_GOAL (DirectionObsWrapper
+type "slope": "obs.goal_direction", float64, after "obs"), O_IMG (ImgObsWrapper: the image
+alone, output "obs"). The reward wrappers ActionBonus and PositionBonus ("_bonus": their
+kinds and scales in the order applied) add 1 / sqrt(count) (times PositionBonus' scale) to
+each step's reward, their counts (per env, never cleared: the wrappers keep them across
+episodes) in acounts ((position, dir, action)) and pcounts (position).
 """
 from libc.stdio cimport snprintf
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memset
 from libc.stdlib cimport llabs
+from libc.math cimport INFINITY, NAN, sqrt
 cimport numpy as cnp
 from numpy.random cimport bitgen_t
 
@@ -102,6 +111,20 @@ cdef enum:
     A_MISSION = 5
     A_X0 = 6          # the generator's positions (Unlock's door, Memory's success/failure,
     A_W = 64          # RedBlueDoors' doors, Dynamic-Obstacles' balls: up to 29)
+
+# observation wrappers (the registration's wrappers kwarg)
+cdef enum:
+    O_FULL = 1
+    O_ONEHOT = 2
+    O_GOAL = 4
+    O_IMG = 8
+    N_TYPES = 11        # len(OBJECT_TO_IDX), len(COLOR_TO_IDX), len(STATE_TO_IDX)
+    N_COLORS = 6
+    N_STATES = 3
+    T_AGENT = 10
+    B_ACTION = 1        # ActionBonus, PositionBonus
+    B_POSITION = 2
+    MAX_BONUS = 2
 
 # per-env config row: max_steps, see_through_walls, then the generator's parameters
 cdef enum:
@@ -1374,6 +1397,48 @@ cdef int generate(int kind, World* wd, const int64_t* p) noexcept nogil:
     return 1
 
 
+# ---------------------------------------------------------------------- the observation
+cdef inline uint8_t* emit(uint8_t* img, uint8_t t, uint8_t c, uint8_t st,
+                          bint hot) noexcept nogil:
+    """One cell's encoding (type, colour, state) at img, or OneHotPartialObsWrapper's bits
+    (type, N_TYPES + colour, N_TYPES + N_COLORS + state); the next cell's address."""
+    if not hot:
+        img[0] = t
+        img[1] = c
+        img[2] = st
+        return img + 3
+    memset(img, 0, N_TYPES + N_COLORS + N_STATES)
+    img[t] = 1
+    img[N_TYPES + c] = 1
+    img[N_TYPES + N_COLORS + st] = 1
+    return img + N_TYPES + N_COLORS + N_STATES
+
+
+cdef inline uint8_t* emit_cell(uint8_t* img, const Cell* c, bint hot) noexcept nogil:
+    """WorldObj.encode (None: empty; only a door has a state)."""
+    if c.type == T_NONE:
+        return emit(img, T_EMPTY, 0, 0, hot)
+    return emit(img, c.type, c.color, c.state if c.type == T_DOOR else 0, hot)
+
+
+cdef double goal_slope(World* wd) noexcept nogil:
+    """DirectionObsWrapper(type="slope"): dy / dx from the agent to the first Goal in
+    row-major order (0 at the goal; signed infinity for dx 0). No goal moves, so the cell
+    found now is the one the wrapper found at reset (the registration refuses ids without
+    a goal)."""
+    cdef int64_t q, dx, dy
+    for q in range(wd.w * wd.h):
+        if wd.g[q].type == T_GOAL:
+            dx = q % wd.w - wd.a[A_X]
+            dy = q // wd.w - wd.a[A_Y]
+            if dx == 0 and dy == 0:
+                return 0.0
+            if dx == 0:
+                return INFINITY if dy > 0 else -INFINITY
+            return <double> dy / <double> dx
+    return NAN
+
+
 # ---------------------------------------------------------------------------- the pool
 cdef class MiniGridPool(Engine):
     """num_envs MiniGrid envs of one generator (cypool.api pool; described by
@@ -1386,9 +1451,17 @@ cdef class MiniGridPool(Engine):
     cdef const int64_t* cfg
     cdef uint8_t* vis
     cdef uint8_t* marks
-    cdef readonly int kind
+    cdef readonly int kind, obs_mode
     cdef readonly int64_t width, height, view
-    state_arrays = ("grids", "agents", "carried", "targets")
+    cdef int o_dir, o_goal, o_img, o_mis
+    cdef readonly object acounts, pcounts
+    cdef int64_t* acnt
+    cdef int64_t* pcnt
+    cdef int64_t astride, pstride
+    cdef int n_bonus
+    cdef int bkind[MAX_BONUS]
+    cdef double bscale[MAX_BONUS]
+    state_arrays = ("grids", "agents", "carried", "targets", "acounts", "pcounts")
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):
@@ -1399,9 +1472,24 @@ cdef class MiniGridPool(Engine):
         self.width = int(kwargs["_width"])
         self.height = int(kwargs["_height"])
         self.view = v
-        self._init_engine(num_envs, num_threads, max_episode_steps,
-                          [("obs", (), np.int64), ("obs.image", (v, v, 3), np.uint8),
-                           ("obs.mission", (), np.int64)], 0)
+        mode = self.obs_mode = int(kwargs.get("_obs", 0))
+        if mode & O_FULL and mode & O_ONEHOT:     # the agent's direction: 4 states, 3 bits
+            raise ValueError("MiniGridPool: no one-hot encoding of the full grid")
+        shape = (self.width, self.height) if mode & O_FULL else (v, v)
+        shape += (N_TYPES + N_COLORS + N_STATES if mode & O_ONEHOT else 3,)
+        if mode & O_IMG:
+            outputs = [("obs", shape, np.uint8)]
+        else:
+            outputs = [("obs", (), np.int64)]
+            if mode & O_GOAL:
+                outputs.append(("obs.goal_direction", (), np.float64))
+            outputs += [("obs.image", shape, np.uint8), ("obs.mission", (), np.int64)]
+        names = [o[0] for o in outputs]
+        self.o_img = names.index("obs" if mode & O_IMG else "obs.image")
+        self.o_dir = names.index("obs") if not mode & O_IMG else -1
+        self.o_goal = names.index("obs.goal_direction") if "obs.goal_direction" in names else -1
+        self.o_mis = names.index("obs.mission") if "obs.mission" in names else -1
+        self._init_engine(num_envs, num_threads, max_episode_steps, outputs, 0)
         self.actions = np.zeros(num_envs, np.int64)
         self.grids = np.zeros((num_envs, self.height * self.width, sizeof(Cell)), np.uint8)
         self.agents = np.zeros((num_envs, A_W), np.int64)
@@ -1416,7 +1504,27 @@ cdef class MiniGridPool(Engine):
         self.carry = <Cell*> cnp.PyArray_DATA(self.carried)
         self.cfg = <const int64_t*> cnp.PyArray_DATA(self.config)
         self.vis = <uint8_t*> cnp.PyArray_DATA(self.scratch)
+        bonus = list(kwargs.get("_bonus", ()))
+        if len(bonus) > MAX_BONUS:
+            raise ValueError(f"MiniGridPool: at most {MAX_BONUS} bonus wrappers")
+        self.n_bonus = len(bonus)
+        for k, (b, scale) in enumerate(bonus):
+            self.bkind[k] = int(b)
+            self.bscale[k] = float(scale)
+        kinds = [int(b) for b, _ in bonus]
+        cells = self.width * self.height
+        self.astride = cells * 4 * 7 if B_ACTION in kinds else 0
+        self.pstride = cells if B_POSITION in kinds else 0
+        self.acounts = np.zeros((num_envs, self.astride), np.int64)
+        self.pcounts = np.zeros((num_envs, self.pstride), np.int64)
+        self.acnt = <int64_t*> cnp.PyArray_DATA(self.acounts)
+        self.pcnt = <int64_t*> cnp.PyArray_DATA(self.pcounts)
         self.configure(np.arange(num_envs, dtype=np.int64), kwargs)
+
+    def _family_signature(self):
+        return (self.kind, self.width, self.height, self.obs_mode,
+                tuple(self.bkind[k] for k in range(self.n_bonus)),
+                tuple(self.bscale[k] for k in range(self.n_bonus)))
 
     def configure(self, ids, kwargs):
         """Envs ids take the config row kwargs["_config"] (max_steps, see_through_walls, the
@@ -1442,10 +1550,26 @@ cdef class MiniGridPool(Engine):
         cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
         cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
         cdef uint8_t* m = self.vis + i * v * v
-        cdef uint8_t* img = <uint8_t*> self.output_row(1, i)
+        cdef uint8_t* img = <uint8_t*> self.output_row(self.o_img, i)
         cdef const Cell* c
         cdef bint see = self.cfg[i * P_W + P_SEE] != 0
+        cdef bint hot = (self.obs_mode & O_ONEHOT) != 0
         cdef int64_t x, y
+        if self.o_dir >= 0:
+            (<int64_t*> self.output_row(self.o_dir, i))[0] = d
+        if self.o_mis >= 0:
+            (<int64_t*> self.output_row(self.o_mis, i))[0] = wd.a[A_MISSION]
+        if self.o_goal >= 0:
+            (<double*> self.output_row(self.o_goal, i))[0] = goal_slope(wd)
+        if self.obs_mode & O_FULL:
+            # FullyObsWrapper: Grid.encode() indexed [x, y], the agent's cell overwritten
+            for x in range(wd.w):
+                for y in range(wd.h):
+                    if x == ax and y == ay:
+                        img = emit(img, T_AGENT, C_RED, <uint8_t> d, hot)
+                    else:
+                        img = emit_cell(img, at(wd, x, y), hot)
+            return
         if see:
             memset(m, 1, v * v)
         else:
@@ -1473,25 +1597,13 @@ cdef class MiniGridPool(Engine):
         for x in range(v):
             for y in range(v):
                 if not m[x * v + y]:
-                    img[0] = 0
-                    img[1] = 0
-                    img[2] = 0
+                    img = emit(img, 0, 0, 0, hot)
                 else:
                     if x == hs and y == v - 1:
                         c = wd.carry
                     else:
                         c = self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)
-                    if c.type == T_NONE:
-                        img[0] = T_EMPTY
-                        img[1] = 0
-                        img[2] = 0
-                    else:
-                        img[0] = c.type
-                        img[1] = c.color
-                        img[2] = c.state if c.type == T_DOOR else 0
-                img += 3
-        (<int64_t*> self.output_row(0, i))[0] = d
-        (<int64_t*> self.output_row(2, i))[0] = wd.a[A_MISSION]
+                    img = emit_cell(img, c, hot)
 
     cdef inline const Cell* view_cell(self, World* wd, int64_t x, int64_t y, int64_t ax,
                                       int64_t ay, int64_t dx, int64_t dy, int64_t rx,
@@ -1524,7 +1636,9 @@ cdef class MiniGridPool(Engine):
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef EnvRow r
         cdef World wd
-        cdef int64_t a = self.act[i], fx, fy, d
+        cdef int64_t a = self.act[i], fx, fy, d, q
+        cdef int64_t* cnt
+        cdef int b
         cdef bint not_clear = False, red0 = False, blue0 = False, red1, blue1
         cdef bint carried0 = False
         cdef Cell* f
@@ -1654,5 +1768,16 @@ cdef class MiniGridPool(Engine):
                 r.rew[0] = 0.0
                 r.term[0] = 1
         r.trunc[0] = wd.a[A_STEPS] >= wd.a[A_MAX]
+        for b in range(self.n_bonus):
+            # the wrappers key on the position after the step and the action as given
+            q = wd.a[A_Y] * wd.w + wd.a[A_X]
+            if self.bkind[b] == B_ACTION:
+                cnt = self.acnt + i * self.astride + (q * 4 + wd.a[A_DIR]) * 7 + self.act[i]
+                cnt[0] += 1
+                r.rew[0] += 1.0 / sqrt(<double> cnt[0])
+            else:
+                cnt = self.pcnt + i * self.pstride + q
+                cnt[0] += 1
+                r.rew[0] += (1.0 / sqrt(<double> cnt[0])) * self.bscale[b]
         self.gen_obs(i, &wd)
         return ST_OK

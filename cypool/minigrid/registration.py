@@ -12,6 +12,11 @@ Kwargs: the grid's size and ``agent_view_size`` are per pool (they size the grid
 image); ``max_steps``, ``see_through_walls`` and the generators' start positions are per
 env. minigrid's rendering kwargs (``render_mode``, ``tile_size``, ...) are not served yet.
 
+``wrappers`` (make scope): the minigrid.wrappers the user would have applied, innermost
+first, computed in the kernel (``_WRAPPERS``, ``check_wrappers``): Img-, FullyObs-,
+OneHotPartialObs- and DirectionObsWrapper change the observation (and its space),
+ActionBonus and PositionBonus the reward; any other is refused (docs/minigrid.md).
+
 A new id: a generator in _minigrid.pyx (``K_*``, ``generate``, its step rules in
 ``env_step``), its missions in ``MISSIONS``, its kwargs check and config row in
 ``_GENERATORS`` and its spec in ``SPECS`` below.
@@ -368,14 +373,130 @@ _GENERATORS = {
 }
 
 
+# --------------------------------------------------------------------------- wrappers
+# the pool's observation modes (_minigrid.pyx O_*)
+O_FULL, O_ONEHOT, O_GOAL, O_IMG = 1, 2, 4, 8
+# the generators whose grids hold a Goal (DirectionObsWrapper raises at reset without one)
+_GOAL_KINDS = {K_EMPTY, K_DOORKEY, K_FOURROOMS, K_LAVAGAP, K_CROSSING, K_MULTIROOM,
+               K_DISTSHIFT, K_DYNOBS, K_LOCKEDROOM}
+# minigrid.wrappers' name -> (its kwargs: the values served)
+_WRAPPERS = {
+    "FullyObsWrapper": {},
+    "OneHotPartialObsWrapper": {"tile_size": None},      # any: the encoding ignores it
+    "DirectionObsWrapper": {"type": ("slope",)},
+    "ImgObsWrapper": {},
+    "ActionBonus": {},
+    "PositionBonus": {"scale": None},                   # checked by _scale
+}
+B_ACTION, B_POSITION = 1, 2                             # _minigrid.pyx B_*
+_SUPPORTED = ", ".join(f"minigrid.wrappers.{n}" for n in _WRAPPERS)
+
+
+def _wrapper_name(cls):
+    """The minigrid.wrappers name of cls (compared by identity), or None."""
+    import minigrid.wrappers as mw
+
+    for name in _WRAPPERS:
+        if getattr(mw, name, None) is cls:
+            return name
+    return None
+
+
+def _scale(env_id, v):
+    """PositionBonus' scale: a Python int or float (numpy's float64 is one), which the
+    wrapper multiplies in float64 (a float32 would make the bonus a float32)."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float)):
+        raise TypeError(f"{env_id}: PositionBonus scale must be an int or float, got {v!r}")
+    try:
+        return float(v)
+    except OverflowError:
+        raise ValueError(f"{env_id}: PositionBonus scale {v} is too large for a float") \
+            from None
+
+
+def check_wrappers(env_id, kind, wrappers):
+    """(mode, bonus): the pool's observation mode (O_* bits) and its reward bonuses
+    ((B_*, scale) in the order applied) for ``wrappers``: a list or tuple of
+    minigrid.wrappers classes or ``(class, kwargs)`` pairs, innermost first. TypeError for a
+    malformed item, ValueError for a wrapper, kwarg or order the pool cannot compute (a
+    wrapper minigrid would crash on: anything after ImgObsWrapper, OneHot twice or after
+    FullyObsWrapper)."""
+    if wrappers is None:
+        return 0, []
+    if not isinstance(wrappers, (list, tuple)):
+        raise TypeError(f"{env_id}: wrappers must be a list of minigrid.wrappers classes or "
+                        f"(class, kwargs) pairs, innermost first, got {wrappers!r}")
+    mode, bonus = 0, []
+    for k, item in enumerate(wrappers):
+        cls, kw = item, {}
+        if isinstance(item, (tuple, list)):
+            if len(item) != 2 or not isinstance(item[1], dict):
+                raise TypeError(f"{env_id}: wrappers[{k}] must be a wrapper class or a "
+                                f"(class, kwargs dict) pair, got {item!r}")
+            cls, kw = item
+        name = _wrapper_name(cls)
+        if name is None:
+            what = getattr(cls, "__qualname__", None) or repr(cls)
+            mod = getattr(cls, "__module__", None)
+            what = f"{mod}.{what}" if isinstance(cls, type) and mod else what
+            raise ValueError(f"{env_id}: wrappers[{k}] is {what}, which cypool cannot compute "
+                             f"in the pool; supported: {_SUPPORTED} (apply other wrappers "
+                             "to the vector env yourself)")
+        for arg, value in kw.items():
+            allowed = _WRAPPERS[name].get(arg, ())
+            if arg not in _WRAPPERS[name] or (allowed is not None and not (
+                    isinstance(value, str) and value in allowed)):
+                raise ValueError(f"{env_id}: {name} kwarg {arg}={value!r} is not served "
+                                 f"(served: {_WRAPPERS[name] or 'none'})")
+        if name in ("ActionBonus", "PositionBonus"):    # reward wrappers: anywhere
+            b = B_ACTION if name == "ActionBonus" else B_POSITION
+            if any(b == c for c, _ in bonus):
+                raise ValueError(f"{env_id}: {name} twice (the pool keeps one count table "
+                                 "of each)")
+            bonus.append((b, _scale(env_id, kw.get("scale", 1))))
+            continue
+        if mode & O_IMG:
+            raise ValueError(f"{env_id}: wrappers[{k}] {name} comes after ImgObsWrapper, whose "
+                             "observation is the image alone (minigrid's wrapper would "
+                             "crash); put ImgObsWrapper last")
+        if name == "ImgObsWrapper":
+            mode |= O_IMG
+        elif name == "FullyObsWrapper":     # replaces the image, one-hot or not
+            mode = (mode | O_FULL) & ~O_ONEHOT
+        elif name == "OneHotPartialObsWrapper":
+            if mode & O_ONEHOT:
+                raise ValueError(f"{env_id}: OneHotPartialObsWrapper twice: the second would "
+                                 "read one-hot bits as a (type, colour, state) encoding")
+            if mode & O_FULL:
+                raise ValueError(f"{env_id}: OneHotPartialObsWrapper after FullyObsWrapper: "
+                                 "the agent's cell holds its direction (0..3) as the state, "
+                                 "which has 3 one-hot bits (minigrid raises IndexError when "
+                                 "the agent faces up); put OneHotPartialObsWrapper first")
+            mode |= O_ONEHOT
+        elif name == "DirectionObsWrapper":
+            if kind not in _GOAL_KINDS:
+                raise ValueError(f"{env_id}: DirectionObsWrapper needs a Goal in the grid "
+                                 f"(minigrid raises at reset); {env_id} has none")
+            if mode & O_GOAL:
+                raise ValueError(f"{env_id}: DirectionObsWrapper twice")
+            mode |= O_GOAL
+    if mode & O_IMG:
+        mode &= ~O_GOAL                     # ImgObsWrapper drops goal_direction
+    return mode, bonus
+
+
 # --------------------------------------------------------------------------- spec hooks
-def _spaces(kw, kind):
+def _spaces(kw, kind, mode=0):
     v = kw["agent_view_size"]
-    return gym.spaces.Dict({
-        "image": gym.spaces.Box(0, 255, (v, v, 3), np.uint8),
-        "direction": gym.spaces.Discrete(4),
-        "mission": gym.spaces.Text(max_length=256, charset=_CHARSET),
-    })
+    shape = _GENERATORS[kind][0](kw) if mode & O_FULL else (v, v)
+    image = gym.spaces.Box(0, 255, shape + ((20 if mode & O_ONEHOT else 3),), np.uint8)
+    if mode & O_IMG:
+        return image
+    spaces = {"image": image, "direction": gym.spaces.Discrete(4),
+              "mission": gym.spaces.Text(max_length=256, charset=_CHARSET)}
+    if mode & O_GOAL:           # DirectionObsWrapper(type="slope"): unbounded
+        spaces["goal_direction"] = gym.spaces.Box(-np.inf, np.inf, (), np.float64)
+    return gym.spaces.Dict(spaces)
 
 
 def _config(kind, variant, kw):
@@ -388,13 +509,20 @@ def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwa
     from cypool.minigrid._minigrid import MiniGridPool
 
     kw = fam.kwargs
+    mode, bonus = check_wrappers(fam.env_id, kind, fam.make_kwargs["wrappers"])
     w, h = _GENERATORS[kind][0](kw)
     engine = MiniGridPool(num_envs, num_threads, max_episode_steps,
                           {"agent_view_size": kw["agent_view_size"], "_kind": kind,
-                           "_width": w, "_height": h, "_config": _config(kind, variant, kw)})
-    structure = ("dict", {"direction": "obs", "image": "obs.image",
-                          "mission": TextLeaf("obs.mission", MISSIONS[kind])})
-    return Built(engine, observation_space=_spaces(kw, kind), obs_structure=structure)
+                           "_width": w, "_height": h, "_config": _config(kind, variant, kw),
+                           "_obs": mode, "_bonus": bonus})
+    structure = None                    # ImgObsWrapper: one Box, output "obs"
+    if not mode & O_IMG:
+        structure = {"direction": "obs", "image": "obs.image",
+                     "mission": TextLeaf("obs.mission", MISSIONS[kind])}
+        if mode & O_GOAL:
+            structure["goal_direction"] = "obs.goal_direction"
+        structure = ("dict", {k: structure[k] for k in sorted(structure)})
+    return Built(engine, observation_space=_spaces(kw, kind, mode), obs_structure=structure)
 
 
 def _configure(kind, variant, fam, ids, kwargs):
@@ -408,8 +536,9 @@ def _check(env_id, kind, kw):
 def _spec(env_id, kind, kwargs, n_actions=7, variant=None):
     from functools import partial
 
-    kwargs = {**kwargs, "agent_view_size": Kwarg(7, kind="any", scope="pool")}
-    default = {name: k.default for name, k in kwargs.items()}
+    kwargs = {**kwargs, "agent_view_size": Kwarg(7, kind="any", scope="pool"),
+              "wrappers": Kwarg(None, kind="any", scope="make")}
+    default = {name: k.default for name, k in kwargs.items() if k.scope != "make"}
     return FamilySpec(
         env_id, _POOL, _spaces(default, kind), gym.spaces.Discrete(n_actions), kwargs=kwargs,
         max_episode_steps=None, check_kwargs=partial(_check, env_id, kind),

@@ -10,10 +10,12 @@ Each agent's observation is a fixed selection of the env's mjData arrays (qpos, 
 cvel, qfrc_actuator, cfrc_ext, xpos), some elements clipped; the selection is derived from
 the reference's ``build_obs`` at make and checked against it on random data, so a scenario
 whose observations are more than that (Reacher's sines and fingertip distance) is refused
-rather than approximated. Served: Ant, HalfCheetah, Hopper, Humanoid, HumanoidStandup,
-Swimmer, Walker2d, Pusher, InvertedPendulum, InvertedDoublePendulum, and ManySegmentAnt and
-ManySegmentSwimmer (the reference's generated models on the Ant/Swimmer v5 tasks); not:
-Reacher, CoupledHalfCheetah (an env class of its own).
+rather than approximated, and so is one whose observation order the reference does not fix
+(Pusher: three of its joints share a label, and the reference orders by label, so two
+reference envs order agent 0's observation differently). Served: Ant, HalfCheetah, Hopper,
+Humanoid, HumanoidStandup, Swimmer, Walker2d, InvertedPendulum, InvertedDoublePendulum, and
+ManySegmentAnt and ManySegmentSwimmer (the reference's generated models on the Ant/Swimmer v5
+tasks); not: Reacher, Pusher, CoupledHalfCheetah (an env class of its own).
 """
 from __future__ import annotations
 
@@ -163,6 +165,17 @@ class PartitionAgents:
             self.recipes = []
             for part in parts:
                 k_dict = obsk.get_joints_at_kdist(part, edges, k=self.agent_obsk)
+                for nodes in k_dict.values():
+                    labels = [node.label for node in nodes]
+                    if len(set(labels)) != len(labels):
+                        # the reference sorts each depth's nodes by label; equal labels keep
+                        # a set's order, which follows the nodes' addresses
+                        raise ValueError(
+                            f"mamujoco_v1: {scenario} {agent_conf}: the reference orders "
+                            f"an agent's observation by joint label, and joints share the "
+                            f"label(s) {sorted({x for x in labels if labels.count(x) > 1})}, "
+                            "so its order differs from one reference env to the next (it "
+                            "follows the objects' addresses): no exact order to serve")
 
                 def build(data, k_dict=k_dict):
                     return obsk.build_obs(data, k_dict, cats, globs, gcats)

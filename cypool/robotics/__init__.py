@@ -1,2 +1,2 @@
-"""Gymnasium-Robotics envs on cypool's MuJoCo pool (PointMaze so far): see docs/robotics.md.
+"""Gymnasium-Robotics envs on cypool's MuJoCo pool (PointMaze, AntMaze): see docs/robotics.md.
 Needs gymnasium-robotics (``pip install "cypool[robotics]"``), which generates the maze models."""

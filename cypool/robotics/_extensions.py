@@ -2,4 +2,5 @@
 # cypool's MuJoCo pool (cypool.mujoco._pool.MjPool), built as the MuJoCo tasks are.
 EXTENSIONS = [
     ("mujoco", "cypool.robotics._point_maze", ["cypool/robotics/_point_maze.pyx"], {}),
+    ("mujoco", "cypool.robotics._ant_maze", ["cypool/robotics/_ant_maze.pyx"], {}),
 ]

@@ -45,7 +45,7 @@ def maze_module():
         import_quietly("gymnasium_robotics")
         from gymnasium_robotics.envs.maze import maps, maze_v4, point_maze
     except ImportError as exc:
-        raise ImportError(f"cypool's PointMaze ids need gymnasium-robotics, which generates "
+        raise ImportError(f"cypool's maze ids need gymnasium-robotics, which generates "
                           f"their maze models: {INSTALL_HINT} ({exc})") from None
     return maps, maze_v4, point_maze
 

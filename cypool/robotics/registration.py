@@ -1,27 +1,36 @@
-"""Registers the robotics family (imported by cypool.entry): the PointMaze ids of
-gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled task are imported
-only when an id is made or its spec is read."""
+"""Registers the robotics family (imported by cypool.entry): the PointMaze and AntMaze ids of
+gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled tasks are
+imported only when an id is made or its spec is read."""
 from cypool.registry import register_family
 
 
+def _module(env_id):
+    """The module serving env_id: cypool.robotics.maze (PointMaze) or .ant_maze."""
+    if env_id.startswith("AntMaze_"):
+        from cypool.robotics import ant_maze
+        return ant_maze
+    from cypool.robotics import maze
+    return maze
+
+
 def _ids():
+    from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.maze import POINT_MAZE
-    return list(POINT_MAZE)
+    return list(POINT_MAZE) + list(ANT_MAZE)
 
 
 def _spec(env_id):
-    from cypool.robotics.maze import spec_of
-    return spec_of(env_id)
+    return _module(env_id).spec_of(env_id)
 
 
 def _make(env_id, *args, **kwargs):
-    from cypool.robotics.maze import make
-    return make(env_id, *args, **kwargs)
+    return _module(env_id).make(env_id, *args, **kwargs)
 
 
 def _limit(env_id):
+    from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.maze import POINT_MAZE
-    return POINT_MAZE[env_id][2]
+    return (ANT_MAZE if env_id in ANT_MAZE else POINT_MAZE)[env_id][2]
 
 
 def _config():

@@ -6,7 +6,7 @@ import pytest
 
 import cypool
 from cypool.multiagent import VecEnv
-from tests.multiagent._ref import MODULES, ours, random_batch
+from _ma_ref import MODULES, ours, random_batch
 
 pytestmark = pytest.mark.skipif("simple_spread_v3" not in MODULES,
                                 reason="simple_spread_v3 not served")

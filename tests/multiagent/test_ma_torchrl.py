@@ -3,7 +3,7 @@ out, and the same seeds give the same rollout as over the reference."""
 import pytest
 import torch
 
-from tests.multiagent._ref import MODULES, ours, reference
+from _ma_ref import MODULES, ours, reference
 
 torchrl = pytest.importorskip("torchrl")
 from torchrl.envs.libs.pettingzoo import PettingZooWrapper  # noqa: E402

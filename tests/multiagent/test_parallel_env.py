@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test
 
-from tests.multiagent._ref import MODULES, assert_same_dict, ours, random_action, reference
+from _ma_ref import MODULES, assert_same_dict, ours, random_action, reference
 
 pytestmark = pytest.mark.skipif(not MODULES, reason="no mpe2 module served")
 

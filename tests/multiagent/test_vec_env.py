@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import supersuit as ss
 
-from tests.multiagent._ref import MODULES, ours, random_action, random_batch, reference
+from _ma_ref import MODULES, ours, random_action, random_batch, reference
 
 pytestmark = pytest.mark.skipif(not MODULES, reason="no mpe2 module served")
 

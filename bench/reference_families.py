@@ -1,14 +1,18 @@
-"""python -m bench.minatar [--env MinAtar/Breakout-v1] [--envs 256] [--threads 2] [--seconds 3]
+"""python -m bench.reference_families [--env MinAtar/Breakout-v1] [--envs 256] [--threads 2]
 
-MinAtar (cypool.minatar) against its reference, each system in its own process, random
-actions drawn beforehand (the policy costs nothing):
+The families whose references are pure-Python gymnasium envs (MinAtar, MiniGrid/BabyAI,
+Gymnasium-Robotics' mazes) against them, each system in its own process, random actions drawn
+beforehand (the policy costs nothing):
 
   cypool      cypool.make_vec(id, N, num_threads=T)
   cypool-1    the same on one thread
-  gym-sync    gymnasium.vector.SyncVectorEnv over gymnasium.make(id) after
-              minatar.gym.register_envs(): cypool's reference, seed for seed
+  gym-sync    gymnasium.vector.SyncVectorEnv over gymnasium.make(id) (minatar, minigrid or
+              gymnasium_robotics registered first): cypool's reference, seed for seed
+  envpool     envpool.make_gymnasium(id, num_envs=N, num_threads=T), where EnvPool serves
+              the id (MiniGrid/BabyAI: its own port, not seed-exact)
 
-Reports env steps/s and cypool's ratio to each.
+Reports env steps/s and cypool's ratio to each. E.g. ``--env MiniGrid-DoorKey-8x8-v0 --envs 16
+--systems cypool gym-sync envpool``, ``--env PointMaze_UMaze-v3 --envs 16``.
 """
 import argparse
 import json
@@ -28,13 +32,27 @@ n, threads, seconds = int(n), int(threads), float(seconds)
 if system.startswith("cypool"):
     import cypool
     env = cypool.make_vec(env_id, n, num_threads=1 if system == "cypool-1" else threads)
+elif system == "envpool":
+    import envpool
+    env = envpool.make_gymnasium(env_id, num_envs=n, num_threads=threads, seed=0)
 else:
     import gymnasium as gym
-    import minatar.gym
-    minatar.gym.register_envs()
+    if env_id.startswith("MinAtar/"):
+        import minatar.gym
+        minatar.gym.register_envs()
+    elif env_id.startswith(("MiniGrid-", "BabyAI-")):
+        import minigrid  # noqa: F401
+    else:
+        import gymnasium_robotics
+        gym.register_envs(gymnasium_robotics)
     env = gym.vector.SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)])
-env.reset(seed=0)
-acts = np.random.default_rng(0).integers(0, env.single_action_space.n, (64, n))
+env.reset(seed=0) if system != "envpool" else env.reset()
+space = getattr(env, "single_action_space", None) or env.action_space
+rng = np.random.default_rng(0)
+if hasattr(space, "n"):
+    acts = rng.integers(0, space.n, (64, n))
+else:
+    acts = rng.uniform(space.low, space.high, (64, n) + space.shape).astype(space.dtype)
 for k in range(20):
     env.step(acts[k % 64])
 calls, t0 = 0, time.perf_counter()
