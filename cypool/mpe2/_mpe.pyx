@@ -172,6 +172,17 @@ cdef inline void copy_pcg64(bitgen_t* dst, bitgen_t* src) noexcept nogil:
     d.uinteger = s.uinteger
 
 
+# every numpy PCG64 shares these function pointers: copy_pcg64 reads a stream's state as
+# PCG64's only after checking them (a snapshot may install another bit generator)
+_PCG64_PROBE = np.random.PCG64(0)
+cdef bitgen_t* _PCG64_BG = <bitgen_t*> PyCapsule_GetPointer(_PCG64_PROBE.capsule,
+                                                           "BitGenerator")
+
+
+cdef inline bint is_pcg64(const bitgen_t* bg) noexcept nogil:
+    return bg.next_uint64 == _PCG64_BG.next_uint64 and bg.next_raw == _PCG64_BG.next_raw
+
+
 def _copy_check(src, dst):
     """copy_pcg64 between two numpy PCG64s (tests compare their streams)."""
     copy_pcg64(<bitgen_t*> PyCapsule_GetPointer(dst.capsule, "BitGenerator"),
@@ -479,6 +490,10 @@ cdef class MPEPool(Engine):
         cdef int dc = self.dim_c if self.dim_c > 0 else 1
         self.row_of(i, &r)
         if self.scenario == SC_TREASURE:
+            if not is_pcg64(r.rng):
+                snprintf(r.err, ERRMSG_LEN, "mpe2/collect_treasure_v1: the env's random "
+                         "stream must be numpy's PCG64 (a snapshot installed another)")
+                return ST_ENGINE_ERROR
             copy_pcg64(self.wrng[i], r.rng)     # world.np_random = deepcopy(np_random)
         memset(vel, 0, 2 * E * sizeof(double))
         memset(self.comm + dc * A * i, 0, dc * A * sizeof(double))

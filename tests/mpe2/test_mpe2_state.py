@@ -51,3 +51,19 @@ def test_snapshot_restores(module, kw):
     _same(first, _run(other, acts))
     env.close()
     other.close()
+
+
+def test_treasure_refuses_a_stream_that_is_not_pcg64():
+    """collect_treasure copies each env's PCG64 state into its world stream at every reset;
+    a snapshot that installs another bit generator is an EngineError there, never a read of
+    the wrong state layout."""
+    env = cypool.make_vec("mpe2/collect_treasure_v1", 2, max_cycles=3)
+    env.reset(seed=1)
+    state = env.get_state()
+    for st in state["envs"]:
+        assert st["rng"][0] == "PCG64"
+        st["rng"] = ("MT19937", np.random.MT19937(0).state)
+    env.set_state(state)
+    with pytest.raises(cypool.EngineError, match="PCG64"):
+        env.reset()
+    env.close()
