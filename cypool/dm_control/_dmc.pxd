@@ -46,16 +46,17 @@ ctypedef struct NpMath:
 
 
 cdef inline d_loop _double_loop(cnp.ufunc u, void** data) except NULL:
-    cdef int k, j
-    cdef bint ok
-    for k in range(u.ntypes):
-        ok = True
-        for j in range(u.nargs):
-            ok = ok and u.types[u.nargs * k + j] == cnp.NPY_DOUBLE
-        if ok:
+    # the all-"d" loop's index from the ufunc's Python `types` list (its order is the C
+    # arrays'): numpy 2.5's Cython declarations of ufunc have no C `types` field, so
+    # `u.types` would be that list, read as type numbers (a crash at import)
+    cdef int k
+    f = <object> u
+    sig = "d" * f.nin + "->" + "d" * f.nout
+    sigs = list(f.types)
+    if sig in sigs:
+        k = sigs.index(sig)
+        if 0 <= k < u.ntypes and u.functions[k] != NULL:
             data[0] = u.data[k]
-            if u.functions[k] == NULL:
-                break
             return <d_loop> <void*> u.functions[k]
     raise ImportError(f"cypool: numpy's {u.__name__} has no float64 loop")
 

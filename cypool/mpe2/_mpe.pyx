@@ -73,17 +73,18 @@ cdef void* ATAN2_DATA = NULL
 
 
 cdef int _find_loop(object f, loop_fn* fn, void** data) except -1:
+    # the all-"d" loop's index from the ufunc's Python `types` list (its order is the C
+    # arrays'): numpy 2.5's Cython declarations of ufunc have no C `types` field, so
+    # `uf.types` would be that list, read as type numbers (a crash at import)
     cdef cnp.ufunc uf = f
-    cdef int j, k, nargs = uf.nin + uf.nout
-    cdef bint ok
-    for j in range(uf.ntypes):
-        ok = True
-        for k in range(nargs):
-            if uf.types[nargs * j + k] != cnp.NPY_DOUBLE:
-                ok = False
-        if ok:
-            fn[0] = <loop_fn> uf.functions[j]
-            data[0] = uf.data[j]
+    cdef int k
+    sig = "d" * f.nin + "->" + "d" * f.nout
+    sigs = list(f.types)
+    if sig in sigs:
+        k = sigs.index(sig)
+        if 0 <= k < uf.ntypes and uf.functions[k] != NULL:
+            fn[0] = <loop_fn> <void*> uf.functions[k]
+            data[0] = uf.data[k]
             return 0
     raise RuntimeError(f"cypool.mpe2: numpy's {f.__name__} has no float64 loop")
 
