@@ -20,12 +20,9 @@ time of one step() of a single env on one thread (the façade's fixed cost per b
 """
 import argparse
 import json
-import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from bench import _child
+
 
 CHILD = r"""
 import json, sys, time
@@ -71,13 +68,8 @@ SYSTEMS = ["cypool", "cypool-1", "gym-vector", "gym-sync", "envpool"]
 
 
 def run_child(system, env_id, n, threads, seconds, envpool_id=None):
-    proc = subprocess.run([sys.executable, "-c", CHILD, system, env_id, str(n), str(threads),
-                           str(seconds), envpool_id or env_id], capture_output=True, text=True,
-                          cwd=ROOT,
-                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return _child.run_child(CHILD, (system, env_id, n, threads, seconds, envpool_id or env_id),
+                            threads)
 
 
 def main(argv=None):

@@ -16,12 +16,9 @@ to each system.
 """
 import argparse
 import json
-import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from bench import _child
+
 
 CHILD = r"""
 import importlib, json, sys, time
@@ -89,12 +86,7 @@ SYSTEMS = ["cypool", "reference", "supersuit"]
 
 
 def run_child(system, module, n, threads, seconds):
-    proc = subprocess.run([sys.executable, "-c", CHILD, system, module, str(n), str(threads),
-                           str(seconds)], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return _child.run_child(CHILD, (system, module, n, threads, seconds), threads)
 
 
 def main(argv=None):

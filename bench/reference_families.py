@@ -16,12 +16,9 @@ Reports env steps/s and cypool's ratio to each. E.g. ``--env MiniGrid-DoorKey-8x
 """
 import argparse
 import json
-import os
-import subprocess
-import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+from bench import _child
+
 
 CHILD = r"""
 import json, sys, time, warnings
@@ -70,12 +67,7 @@ SYSTEMS = ["cypool", "cypool-1", "gym-sync"]
 
 
 def run_child(system, env_id, n, threads, seconds):
-    proc = subprocess.run([sys.executable, "-c", CHILD, system, env_id, str(n), str(threads),
-                           str(seconds)], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "OMP_NUM_THREADS": str(threads)})
-    if proc.returncode != 0:
-        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return _child.run_child(CHILD, (system, env_id, n, threads, seconds), threads)
 
 
 def main(argv=None):
