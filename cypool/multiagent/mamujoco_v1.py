@@ -7,15 +7,21 @@ agent_conf, ...)`` steps ``num_envs`` of them at once.
 The partitions, graph and observation categories are the reference's own (its ``obsk``
 module, read once at make: ``pip install "cypool[multiagent]"`` brings gymnasium-robotics).
 Each agent's observation is a fixed selection of the env's mjData arrays (qpos, qvel, cinert,
-cvel, qfrc_actuator, cfrc_ext, xpos), some elements clipped; the selection is derived from
-the reference's ``build_obs`` at make and checked against it on random data, so a scenario
-whose observations are more than that (Reacher's sines and fingertip distance) is refused
-rather than approximated, and so is one whose observation order the reference does not fix
-(Pusher: three of its joints share a label, and the reference orders by label, so two
-reference envs order agent 0's observation differently). Served: Ant, HalfCheetah, Hopper,
-Humanoid, HumanoidStandup, Swimmer, Walker2d, InvertedPendulum, InvertedDoublePendulum, and
-ManySegmentAnt and ManySegmentSwimmer (the reference's generated models on the Ant/Swimmer v5
-tasks); not: Reacher, Pusher, CoupledHalfCheetah (an env class of its own).
+cvel, qfrc_actuator, cfrc_ext, xpos), some elements clipped, or (Reacher) of those arrays
+with the sines and cosines of qpos and the differences of body positions, computed by
+numpy's float64 ufuncs as the reference's are; the selection is derived from the reference's
+``build_obs`` at make and checked against it on random data, so observations that are none
+of these are refused rather than approximated, and so is Pusher's agent split, whose order
+the reference does not fix (three of its joints share a label, the reference sorts by label,
+and equal labels keep the order of a set of objects, which follows their addresses: two
+reference envs in one process order agent 0's observation differently).
+CoupledHalfCheetah, an env class of the reference's own, runs on cypool's MuJoCo task
+``CoupledHalfCheetah-v0`` (``_coupled_half_cheetah.pyx``, on the installed package's model,
+registered with ``cypool.mujoco.register_task`` at its first use). Served: Ant, HalfCheetah,
+Hopper, Humanoid, HumanoidStandup, Reacher, Swimmer, Walker2d, InvertedPendulum,
+InvertedDoublePendulum, CoupledHalfCheetah, ManySegmentAnt and ManySegmentSwimmer (the
+reference's generated models on the Ant/Swimmer v5 tasks), Pusher without a partition
+(``agent_conf=None``); not: Pusher's "3p".
 """
 from __future__ import annotations
 
@@ -29,7 +35,8 @@ __all__ = ["parallel_env", "env", "vec_env", "SCENARIOS"]
 SCENARIOS = ("Ant", "HalfCheetah", "Hopper", "HumanoidStandup", "Humanoid", "Reacher",
              "Swimmer", "Pusher", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum")
 _SEGMENTS = ("ManySegmentAnt", "ManySegmentSwimmer")   # a generated model on a v5 task
-_OWN_MODELS = ("CoupledHalfCheetah",)
+_OWN_MODELS = ("CoupledHalfCheetah",)     # a MuJoCo task of its own, in cypool/robotics
+_COUPLED_ID = "CoupledHalfCheetah-v0"
 _FIELDS = ("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext", "xpos")
 _BODY_FIELDS = ("cinert", "cvel", "cfrc_ext", "xpos")
 
@@ -54,6 +61,8 @@ def _local_categories(scenario, agent_obsk):
         cats = [["qpos", "qvel", "cfrc_ext"], ["qpos"]]
     elif scenario in ("Humanoid", "HumanoidStandup"):
         cats = [["qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext"], ["qpos"]]
+    elif scenario == "CoupledHalfCheetah":
+        cats = [["qpos", "qvel", "ten_J", "ten_length", "ten_velocity"], ["qpos"]]
     elif scenario == "Reacher":
         cats = [["qpos", "qvel", "fingertip_dist"], ["qpos"]]
     else:
@@ -63,14 +72,15 @@ def _local_categories(scenario, agent_obsk):
 
 class _Data:
     """A stand-in for mjData holding given arrays (what build_obs reads; ``body(name)``:
-    the named body's row of xpos, as mujoco's accessor)."""
+    the named body's row of xpos, as mujoco's accessor). ``shapes``: the fields' shapes, in
+    the flat vector's order."""
 
-    def __init__(self, flat, sizes, nbody, body_ids):
+    def __init__(self, flat, shapes, body_ids):
         off = 0
-        for f in _FIELDS:
-            v = flat[off:off + sizes[f]]
-            setattr(self, f, v.reshape(nbody, -1) if f in _BODY_FIELDS else v)
-            off += sizes[f]
+        for f, shape in shapes.items():
+            n = int(np.prod(shape))
+            setattr(self, f, flat[off:off + n].reshape(shape))
+            off += n
         self._ids = body_ids
 
     def body(self, name):
@@ -88,17 +98,17 @@ class _Recipe:
     """One agent's observation as ``clip(data[idx], lo, hi)`` of the env's concatenated
     mjData arrays: derived from the reference's build_obs on marked data, then checked."""
 
-    def __init__(self, build, sizes, nbody, body_ids):
-        total = sum(sizes.values())
+    def __init__(self, build, shapes, body_ids):
+        total = sum(int(np.prod(v)) for v in shapes.values())
         j = np.arange(total, dtype=np.float64)
         unit = 2.0 ** -20                  # marks inside every clip range: pass unchanged
-        small = build(_Data((j + 1) * unit, sizes, nbody, body_ids))
+        small = build(_Data((j + 1) * unit, shapes, body_ids))
         idx = np.rint(small / unit).astype(np.int64) - 1
         if (small.dtype != np.float64 or (idx < 0).any() or (idx >= total).any()
                 or not np.array_equal((idx + 1) * unit, small)):
             raise _NotAGather()
-        hi = build(_Data(1e6 + j, sizes, nbody, body_ids))
-        lo = build(_Data(-1e6 - j, sizes, nbody, body_ids))
+        hi = build(_Data(1e6 + j, shapes, body_ids))
+        lo = build(_Data(-1e6 - j, shapes, body_ids))
         self.idx = idx
         self.hi = np.where(hi == 1e6 + idx, np.inf, hi)
         self.lo = np.where(lo == -1e6 - idx, -np.inf, lo)
@@ -106,12 +116,58 @@ class _Recipe:
         rng = np.random.default_rng(0)
         for scale in (0.5, 3.0, 50.0):
             probe = rng.normal(0.0, scale, total)
-            if not np.array_equal(self(probe[None])[0], build(_Data(probe, sizes, nbody, body_ids))):
+            if not np.array_equal(self(probe[None])[0], build(_Data(probe, shapes, body_ids))):
                 raise _NotAGather()
 
     def __call__(self, data):
         g = data[:, self.idx]
         return np.clip(g, self.lo, self.hi) if self.clipped else g
+
+
+def _derived(data, nq, nbody, xpos_at):
+    """The values an observation may take beyond a gather (Reacher's): sin and cos of every
+    qpos element, then xpos[a] - xpos[b] of every ordered pair of bodies a != b; float64
+    numpy ufuncs on (num_envs, ...) rows, the loops the reference's scalars go through."""
+    qpos = data[:, :nq]
+    xpos = data[:, xpos_at:xpos_at + 3 * nbody].reshape(len(data), nbody, 3)
+    a, b = np.nonzero(~np.eye(nbody, dtype=bool))
+    diff = (xpos[:, a] - xpos[:, b]).reshape(len(data), -1)
+    return np.concatenate([data, np.sin(qpos), np.cos(qpos), diff], axis=1)
+
+
+class _DerivedRecipe:
+    """One agent's observation as a selection of :func:`_derived`'s values (a gather with
+    sines, cosines and body-position differences, no clipping): each of the reference's
+    values on random data found once among them, then checked on more random data."""
+
+    def __init__(self, build, shapes, body_ids):
+        total = sum(int(np.prod(v)) for v in shapes.values())
+        self.nq = int(shapes["qpos"][0])
+        self.nbody = int(shapes["xpos"][0])
+        names = list(shapes)
+        self.xpos_at = sum(int(np.prod(shapes[f])) for f in names[:names.index("xpos")])
+        rng = np.random.default_rng(1)
+        probe = rng.normal(0.0, 1.0, total)
+        small = build(_Data(probe, shapes, body_ids))
+        feats = self.features(probe[None])[0]
+        if small.dtype != np.float64 or small.ndim != 1:
+            raise _NotAGather()
+        order = np.argsort(feats, kind="stable")
+        lo = np.searchsorted(feats[order], small, "left")
+        hi = np.searchsorted(feats[order], small, "right")
+        if (hi - lo != 1).any():
+            raise _NotAGather()
+        self.idx = order[lo]
+        for scale in (0.3, 2.0, 40.0):
+            probe = rng.normal(0.0, scale, total)
+            if not np.array_equal(self(probe[None])[0], build(_Data(probe, shapes, body_ids))):
+                raise _NotAGather()
+
+    def features(self, data):
+        return _derived(data, self.nq, self.nbody, self.xpos_at)
+
+    def __call__(self, data):
+        return self.features(data)[:, self.idx]
 
 
 class _NotAGather(Exception):
@@ -158,6 +214,16 @@ class PartitionAgents:
             ("qpos", "qvel")
         self.sizes = engine.data_sizes()
         nbody = self.sizes["cvel"] // 6
+        shapes = {f: (nbody, self.sizes[f] // nbody) if f in _BODY_FIELDS
+                  else (self.sizes[f],) for f in _FIELDS}
+        # CoupledHalfCheetah: the tendon arrays, copied from the task's observation
+        self.tendon_map = None
+        if scenario == "CoupledHalfCheetah":
+            # (column after the mjData arrays, column of the task's observation): ten_J's
+            # row 0 at dofs 0, 1, 9, 10, ten_length, ten_velocity (the observation's last 6)
+            nv = self.sizes["qvel"]
+            shapes.update(ten_J=(1, nv), ten_length=(1,), ten_velocity=(1,))
+            self.tendon_map = list(zip((0, 1, 9, 10, nv, nv + 1), range(34, 40)))
         model = getattr(getattr(family, "state", None), "model", None)   # mujoco.MjModel
         body_ids = {} if model is None else {model.body(k).name: k for k in range(nbody)}
         self.recipes = None
@@ -180,13 +246,17 @@ class PartitionAgents:
                 def build(data, k_dict=k_dict):
                     return obsk.build_obs(data, k_dict, cats, globs, gcats)
                 try:
-                    self.recipes.append(_Recipe(build, self.sizes, nbody, body_ids))
+                    try:
+                        recipe = _Recipe(build, shapes, body_ids)
+                    except _NotAGather:
+                        recipe = _DerivedRecipe(build, shapes, body_ids)
+                    self.recipes.append(recipe)
                 except _NotAGather:
                     raise ValueError(
                         f"mamujoco_v1: {scenario}'s observations (categories {cats}, "
-                        f"global {list(gcats)}) are not a selection of mjData arrays that "
-                        "cypool reproduces exactly (e.g. Reacher's sines and fingertip "
-                        "distance): not served") from None
+                        f"global {list(gcats)}) are not a selection of mjData arrays (with "
+                        "sines and cosines of qpos and body-position differences) that cypool "
+                        "reproduces exactly: not served") from None
                 except (AttributeError, TypeError, KeyError, IndexError) as exc:
                     raise ValueError(
                         f"mamujoco_v1: {scenario}'s observation categories {cats} read "
@@ -204,7 +274,16 @@ class PartitionAgents:
         self.observation_spaces = {
             a: spaces.Box(low=-np.inf, high=np.inf, shape=(d,), dtype=obs_dtype)
             for a, d in zip(self.possible_agents, dims)}
-        self.buf = np.zeros((engine.num_envs, sum(self.sizes.values())))
+        if self.tendon_map is not None and self.recipes is not None:
+            n = sum(self.sizes.values())
+            known = list(range(n)) + [n + dst for dst, _ in self.tendon_map]
+            for r in self.recipes:
+                if not np.isin(r.idx, known).all():
+                    raise ValueError(f"mamujoco_v1: {scenario}'s observations (categories "
+                                     f"{cats}) read tendon values beyond those of the task's "
+                                     f"observation: not served")
+        self.buf = np.full((engine.num_envs, sum(int(np.prod(v)) for v in shapes.values())),
+                           np.nan)
 
     def load_actions(self, pool, actions):
         if not isinstance(actions, dict):
@@ -240,7 +319,15 @@ class PartitionAgents:
     def observations(self, pool, obs):
         if self.recipes is None:
             return {self.possible_agents[0]: obs}
-        self.engine.read_data(list(_FIELDS), self.buf)
+        n = sum(self.sizes.values())
+        if self.tendon_map is None:
+            self.engine.read_data(list(_FIELDS), self.buf)
+        else:
+            data = np.empty((len(self.buf), n))
+            self.engine.read_data(list(_FIELDS), data)
+            self.buf[:, :n] = data
+            for dst, src in self.tendon_map:
+                self.buf[:, n + dst] = obs[:, src]
         return {a: r(self.buf) for a, r in zip(self.possible_agents, self.recipes)}
 
     def rewards(self, n, rew, info):
@@ -296,13 +383,9 @@ def _segments_model(scenario, agent_conf):
 
 def _agents(scenario, agent_conf, agent_obsk, agent_factorization, local_categories,
             global_categories):
-    if scenario in _OWN_MODELS:
-        raise ValueError(f"mamujoco_v1: {scenario} runs an env class of its own (tendons "
-                         f"between two cheetahs) that cypool does not serve yet; served "
-                         f"scenarios: {SCENARIOS + _SEGMENTS}")
-    if scenario not in SCENARIOS + _SEGMENTS:
+    if scenario not in SCENARIOS + _SEGMENTS + _OWN_MODELS:
         raise ValueError(f"mamujoco_v1: unknown scenario {scenario!r}; served: "
-                         f"{SCENARIOS + _SEGMENTS}")
+                         f"{SCENARIOS + _SEGMENTS + _OWN_MODELS}")
 
     def view(family):
         return PartitionAgents(family, scenario=scenario, agent_conf=agent_conf,
@@ -317,6 +400,15 @@ def _task(scenario, agent_conf, kwargs):
     if scenario in _SEGMENTS:
         base, path = _segments_model(scenario, agent_conf)
         return f"{base}-v5", {**kwargs, "xml_file": path}
+    if scenario == "CoupledHalfCheetah":
+        if kwargs:
+            # the reference builds CoupledHalfCheetahEnv(render_mode) and drops any kwargs
+            raise ValueError(f"mamujoco_v1: CoupledHalfCheetah takes no task kwargs (the "
+                             f"reference ignores them), got {sorted(kwargs)}")
+        from cypool.mujoco import register_task
+
+        register_task(_COUPLED_ID, "cypool.robotics._coupled_half_cheetah")
+        return _COUPLED_ID, {}
     return f"{scenario}-v5", kwargs
 
 

@@ -93,9 +93,8 @@ def test_batch_equals_a_loop_of_references(scenario, conf, kw):
 
 
 @pytest.mark.parametrize("scenario, conf, match", [
-    ("Reacher", "2x1", "not served"), ("Pusher", "3p", "share the label"),
-    ("CoupledHalfCheetah", "1p1", "env class of its own"),
-    ("Ant", "3x3", "unknown agent_conf"), ("ManySegmentAnt", "x", "unknown agent_conf"),
+    ("Pusher", "3p", "share the label"), ("Ant", "3x3", "unknown agent_conf"),
+    ("ManySegmentAnt", "x", "unknown agent_conf"),
     ("Antt", "2x4", "unknown scenario")])
 def test_what_is_not_served_is_refused(scenario, conf, match):
     with pytest.raises(ValueError, match=match):
