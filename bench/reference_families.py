@@ -12,7 +12,8 @@ beforehand (the policy costs nothing):
               the id (MiniGrid/BabyAI: its own port, not seed-exact)
 
 Reports env steps/s and cypool's ratio to each. E.g. ``--env MiniGrid-DoorKey-8x8-v0 --envs 16
---systems cypool gym-sync envpool``, ``--env PointMaze_UMaze-v3 --envs 16``.
+--systems cypool gym-sync envpool``, ``--env PointMaze_UMaze-v3 --envs 16``, ``--env
+FetchPush-v4 --envs 16``.
 """
 import argparse
 import json
@@ -42,6 +43,9 @@ else:
     else:
         import gymnasium_robotics
         gym.register_envs(gymnasium_robotics)
+        if env_id.startswith("Fetch"):      # the tests' PR #330 fix, without which the
+            sys.path.insert(0, "tests/robotics")    # Fetch envs fail on MuJoCo >= 3.12
+            import _fetch_ref  # noqa: F401
     env = gym.vector.SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)])
 env.reset(seed=0) if system != "envpool" else env.reset()
 space = getattr(env, "single_action_space", None) or env.action_space

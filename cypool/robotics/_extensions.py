@@ -6,4 +6,5 @@ EXTENSIONS = [
     # MaMuJoCo's CoupledHalfCheetah, a task for cypool.multiagent.mamujoco_v1
     ("mujoco", "cypool.robotics._coupled_half_cheetah",
      ["cypool/robotics/_coupled_half_cheetah.pyx"], {}),
+    ("mujoco", "cypool.robotics._fetch", ["cypool/robotics/_fetch.pyx"], {}),
 ]

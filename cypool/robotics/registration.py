@@ -1,11 +1,14 @@
-"""Registers the robotics family (imported by cypool.entry): the PointMaze and AntMaze ids of
-gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled tasks are
-imported only when an id is made or its spec is read."""
+"""Registers the robotics family (imported by cypool.entry): the PointMaze, AntMaze and Fetch
+(-v4) ids of gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled
+tasks are imported only when an id is made or its spec is read."""
 from cypool.registry import register_family
 
 
 def _module(env_id):
-    """The module serving env_id: cypool.robotics.maze (PointMaze) or .ant_maze."""
+    """The module serving env_id: cypool.robotics.maze (PointMaze), .ant_maze or .fetch."""
+    if env_id.startswith("Fetch"):
+        from cypool.robotics import fetch
+        return fetch
     if env_id.startswith("AntMaze_"):
         from cypool.robotics import ant_maze
         return ant_maze
@@ -15,8 +18,9 @@ def _module(env_id):
 
 def _ids():
     from cypool.robotics.ant_maze import ANT_MAZE
+    from cypool.robotics.fetch import FETCH
     from cypool.robotics.maze import POINT_MAZE
-    return list(POINT_MAZE) + list(ANT_MAZE)
+    return list(POINT_MAZE) + list(ANT_MAZE) + list(FETCH)
 
 
 def _spec(env_id):
@@ -28,6 +32,9 @@ def _make(env_id, *args, **kwargs):
 
 
 def _limit(env_id):
+    if env_id.startswith("Fetch"):
+        from cypool.robotics.fetch import MAX_EPISODE_STEPS
+        return MAX_EPISODE_STEPS
     from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.maze import POINT_MAZE
     return (ANT_MAZE if env_id in ANT_MAZE else POINT_MAZE)[env_id][2]
