@@ -8,9 +8,14 @@ Environment switches:
                          buildtools/ale_build.py for the cache (CYPOOL_CACHE_DIR) and download
   CYPOOL_BOX2D_SOURCE=.. the box2d-py 2.3.8 sdist to build Box2D's C++ core from; see
                          buildtools/box2d_build.py (cached next to ALE's build)
+  CYPOOL_NO_BUILD_CACHE=1  build every extension, even one the build cache holds
+                         (buildtools/ext_cache.py: built extensions by content, shared by
+                         clones and venvs, in $CYPOOL_CACHE_DIR/ext)
+  CYPOOL_BUILD_JOBS=N    parallel cythonize and compile jobs (default: the CPU count)
 """
 import os
 import runpy
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -18,7 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import Cython
 import numpy as np
+import setuptools
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -27,6 +34,7 @@ ROOT = Path(__file__).parent.resolve()
 sys.path.insert(0, str(ROOT))  # build backends do not put the project on sys.path
 from buildtools.ale_build import ensure_ale  # noqa: E402
 from buildtools.box2d_build import ensure_box2d  # noqa: E402
+from buildtools.ext_cache import ExtCache  # noqa: E402
 MUJOCO_VERSION = "4.0.1"
 
 
@@ -166,9 +174,28 @@ debug = _env_flag("CYPOOL_CYTHON_DEBUG")
 directives = dict(language_level=3, boundscheck=debug, wraparound=False, initializedcheck=debug,
                   nonecheck=False, cdivision=True, embedsignature=True)
 
+JOBS = int(os.environ.get("CYPOOL_BUILD_JOBS", os.cpu_count() or 1))
+cache = ExtCache(ROOT, directives, {"cython": Cython.__version__, "numpy": np.__version__,
+                                    "mujoco": MUJOCO_VERSION,
+                                    "setuptools": setuptools.__version__})
+cached = {e.name: hit for e in extensions if (hit := cache.lookup(e)) is not None}
+# keys are taken before cythonize, over the .pyx sources (the generated .c embed paths)
+keyed = {e.name: e for e in extensions}
+
+
 class ProgressBuildExt(build_ext):
-    """Prints one line per compiled extension (stderr: `pip install -v .` shows them; pip's
+    """Compiles extensions in parallel (CYPOOL_BUILD_JOBS), copies those the build cache
+    holds, and prints one line per extension (stderr: `pip install -v .` shows them; pip's
     default verbosity shows only its spinner), so a 4-8 minute build says where it is."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = JOBS
+        # what the cache misses is compiled even where setuptools' file times call it up to
+        # date (built with other flags, say), since it is stored under this build's key
+        if cache.enabled:
+            self.force = True
 
     def build_extensions(self):
         self._done, self._t0 = 0, time.monotonic()
@@ -176,14 +203,26 @@ class ProgressBuildExt(build_ext):
 
     def build_extension(self, ext):
         n = len(self.extensions)
-        print(f"cypool: [{self._done + 1}/{n}] compiling {ext.name} "
-              f"({time.monotonic() - self._t0:.0f} s)", file=sys.stderr, flush=True)
-        super().build_extension(ext)
+        out = self.get_ext_fullpath(ext.name)
+        hit = cached.get(ext.name)
+        if hit is not None:
+            self.mkpath(os.path.dirname(out))
+            shutil.copy2(hit, out)
+            what = "from the build cache"
+        else:
+            print(f"cypool: compiling {ext.name} ({time.monotonic() - self._t0:.0f} s)",
+                  file=sys.stderr, flush=True)
+            super().build_extension(ext)
+            cache.store(keyed[ext.name], out)
+            what = "compiled"
         self._done += 1
+        print(f"cypool: [{self._done}/{n}] {ext.name} {what} "
+              f"({time.monotonic() - self._t0:.0f} s)", file=sys.stderr, flush=True)
 
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=directives,
-                          nthreads=int(os.environ.get("CYPOOL_BUILD_JOBS", os.cpu_count() or 1))),
+    ext_modules=cythonize([e for e in extensions if e.name not in cached],
+                          compiler_directives=directives, nthreads=JOBS)
+    + [e for e in extensions if e.name in cached],
     cmdclass={"build_ext": ProgressBuildExt},
 )
