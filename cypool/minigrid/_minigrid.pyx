@@ -30,14 +30,16 @@ minigrid's observation wrappers (kwargs "_obs", the registration's wrappers kwar
 them: O_FULL (FullyObsWrapper: the whole (width, height, 3) grid, the agent's cell (10, red,
 dir)), O_ONEHOT (OneHotPartialObsWrapper: 20 bits per cell), O_GOAL (DirectionObsWrapper
 type "slope": "obs.goal_direction", float64, after "obs"), O_IMG (ImgObsWrapper: the image
-alone, output "obs"). The reward wrappers ActionBonus and PositionBonus ("_bonus": their
+alone, output "obs"), O_RGB / O_POV (RGBImgObsWrapper / RGBImgPartialObsWrapper:
+the image is the frame minigrid's get_full_render / get_pov_render draws at the wrapper's
+tile size, "_rgb_tile"). The reward wrappers ActionBonus and PositionBonus ("_bonus": their
 kinds and scales in the order applied) add 1 / sqrt(count) (times PositionBonus' scale) to
 each step's reward, their counts (per env, never cleared: the wrappers keep them across
 episodes) in acounts ((position, dir, action)) and pcounts (position).
 """
 from libc.stdio cimport snprintf
-from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memset
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t
+from libc.string cimport memcpy, memset
 from libc.stdlib cimport llabs
 from libc.math cimport INFINITY, NAN, sqrt
 cimport numpy as cnp
@@ -118,6 +120,9 @@ cdef enum:
     O_ONEHOT = 2
     O_GOAL = 4
     O_IMG = 8
+    O_RGB = 16          # RGBImgObsWrapper: the full frame (highlight per env)
+    O_POV = 32          # RGBImgPartialObsWrapper: the agent's point of view
+    N_AGENT = 5         # a tile's agent: none, or 1 + its direction
     N_TYPES = 11        # len(OBJECT_TO_IDX), len(COLOR_TO_IDX), len(STATE_TO_IDX)
     N_COLORS = 6
     N_STATES = 3
@@ -1461,6 +1466,11 @@ cdef class MiniGridPool(Engine):
     cdef int n_bonus
     cdef int bkind[MAX_BONUS]
     cdef double bscale[MAX_BONUS]
+    cdef readonly object highlights, obs_tiles
+    cdef uint8_t* hl                # per env: RGBImgObsWrapper's highlight (the env's kwarg)
+    cdef const uint8_t* otiles      # the RGB wrappers' tiles (_tiles.tiles(ots))
+    cdef readonly int64_t ots
+    cdef uint16_t lut[10 * N_COLORS * N_STATES]
     state_arrays = ("grids", "agents", "carried", "targets", "acounts", "pcounts")
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
@@ -1477,6 +1487,21 @@ cdef class MiniGridPool(Engine):
             raise ValueError("MiniGridPool: no one-hot encoding of the full grid")
         shape = (self.width, self.height) if mode & O_FULL else (v, v)
         shape += (N_TYPES + N_COLORS + N_STATES if mode & O_ONEHOT else 3,)
+        self.ots = int(kwargs.get("_rgb_tile", 0))
+        if mode & (O_RGB | O_POV):
+            from cypool.minigrid._tiles import tiles
+
+            if mode & (O_FULL | O_ONEHOT) or (mode & O_RGB and mode & O_POV):
+                raise ValueError("MiniGridPool: one image mode at a time")
+            self.obs_tiles = tiles(self.ots)
+            self.otiles = <const uint8_t*> cnp.PyArray_DATA(self.obs_tiles)
+            t = self.ots
+            shape = ((self.height * t, self.width * t, 3) if mode & O_RGB
+                     else (v * t, v * t, 3))
+        from cypool.minigrid._tiles import LUT
+
+        for k, x in enumerate(LUT.ravel().tolist()):
+            self.lut[k] = x
         if mode & O_IMG:
             outputs = [("obs", shape, np.uint8)]
         else:
@@ -1504,6 +1529,8 @@ cdef class MiniGridPool(Engine):
         self.carry = <Cell*> cnp.PyArray_DATA(self.carried)
         self.cfg = <const int64_t*> cnp.PyArray_DATA(self.config)
         self.vis = <uint8_t*> cnp.PyArray_DATA(self.scratch)
+        self.highlights = np.ones(num_envs, np.uint8)
+        self.hl = <uint8_t*> cnp.PyArray_DATA(self.highlights)
         bonus = list(kwargs.get("_bonus", ()))
         if len(bonus) > MAX_BONUS:
             raise ValueError(f"MiniGridPool: at most {MAX_BONUS} bonus wrappers")
@@ -1522,15 +1549,16 @@ cdef class MiniGridPool(Engine):
         self.configure(np.arange(num_envs, dtype=np.int64), kwargs)
 
     def _family_signature(self):
-        return (self.kind, self.width, self.height, self.obs_mode,
+        return (self.kind, self.width, self.height, self.obs_mode, self.ots,
                 tuple(self.bkind[k] for k in range(self.n_bonus)),
                 tuple(self.bscale[k] for k in range(self.n_bonus)))
 
     def configure(self, ids, kwargs):
         """Envs ids take the config row kwargs["_config"] (max_steps, see_through_walls, the
-        generator's parameters: cypool.minigrid.registration)."""
+        generator's parameters: cypool.minigrid.registration) and kwargs["_highlight"]."""
         row = np.asarray(kwargs["_config"], np.int64)
         self.config[np.asarray(ids, np.int64), :row.size] = row
+        self.highlights[np.asarray(ids, np.int64)] = bool(kwargs.get("_highlight", True))
 
     cdef inline void world(self, Py_ssize_t i, EnvRow* r, World* wd) noexcept nogil:
         wd.g = self.g + i * self.width * self.height
@@ -1542,17 +1570,51 @@ cdef class MiniGridPool(Engine):
         wd.err = r.err
         wd.marks = self.marks + i * self.width * self.height
 
-    cdef void gen_obs(self, Py_ssize_t i, World* wd) noexcept nogil:
-        """MiniGridEnv.gen_obs: the view's cells (grid slice rotated so that the agent is at
-        (v // 2, v - 1) facing up; outside the grid a grey wall), process_vis unless
-        see_through_walls, the carried object at the agent's cell, encoded [x, y, :]."""
-        cdef int64_t v = self.view, hs = self.view // 2, vx, vy, wx, wy, f, s
+    cdef uint8_t* vis_mask(self, Py_ssize_t i, World* wd) noexcept nogil:
+        """Grid.process_vis of env i's view (all ones with see_through_walls), m[x * v + y]
+        for view cell (x, y), in env i's scratch row."""
+        cdef int64_t v = self.view, hs = self.view // 2
         cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
         cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
         cdef uint8_t* m = self.vis + i * v * v
+        cdef int64_t x, y
+        if self.cfg[i * P_W + P_SEE] != 0:
+            memset(m, 1, v * v)
+            return m
+        memset(m, 0, v * v)
+        m[hs * v + v - 1] = 1
+        for y in range(v - 1, -1, -1):
+            for x in range(v - 1):
+                if not m[x * v + y]:
+                    continue
+                if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
+                    continue
+                m[(x + 1) * v + y] = 1
+                if y > 0:
+                    m[(x + 1) * v + y - 1] = 1
+                    m[x * v + y - 1] = 1
+            for x in range(v - 1, 0, -1):
+                if not m[x * v + y]:
+                    continue
+                if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
+                    continue
+                m[(x - 1) * v + y] = 1
+                if y > 0:
+                    m[(x - 1) * v + y - 1] = 1
+                    m[x * v + y - 1] = 1
+        return m
+
+    cdef void gen_obs(self, Py_ssize_t i, World* wd) noexcept nogil:
+        """MiniGridEnv.gen_obs: the view's cells (grid slice rotated so that the agent is at
+        (v // 2, v - 1) facing up; outside the grid a grey wall), process_vis unless
+        see_through_walls, the carried object at the agent's cell, encoded [x, y, :]; or the
+        RGB wrappers' frame."""
+        cdef int64_t v = self.view, hs = self.view // 2
+        cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
+        cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
+        cdef uint8_t* m
         cdef uint8_t* img = <uint8_t*> self.output_row(self.o_img, i)
         cdef const Cell* c
-        cdef bint see = self.cfg[i * P_W + P_SEE] != 0
         cdef bint hot = (self.obs_mode & O_ONEHOT) != 0
         cdef int64_t x, y
         if self.o_dir >= 0:
@@ -1570,30 +1632,13 @@ cdef class MiniGridPool(Engine):
                     else:
                         img = emit_cell(img, at(wd, x, y), hot)
             return
-        if see:
-            memset(m, 1, v * v)
-        else:
-            memset(m, 0, v * v)
-            m[hs * v + v - 1] = 1
-            for y in range(v - 1, -1, -1):
-                for x in range(v - 1):
-                    if not m[x * v + y]:
-                        continue
-                    if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
-                        continue
-                    m[(x + 1) * v + y] = 1
-                    if y > 0:
-                        m[(x + 1) * v + y - 1] = 1
-                        m[x * v + y - 1] = 1
-                for x in range(v - 1, 0, -1):
-                    if not m[x * v + y]:
-                        continue
-                    if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
-                        continue
-                    m[(x - 1) * v + y] = 1
-                    if y > 0:
-                        m[(x - 1) * v + y - 1] = 1
-                        m[x * v + y - 1] = 1
+        m = self.vis_mask(i, wd)
+        if self.obs_mode & O_RGB:
+            self.draw_full(wd, m, img, self.otiles, self.ots, self.hl[i] != 0)
+            return
+        if self.obs_mode & O_POV:
+            self.draw_pov(wd, m, img, self.otiles, self.ots)
+            return
         for x in range(v):
             for y in range(v):
                 if not m[x * v + y]:
@@ -1604,6 +1649,111 @@ cdef class MiniGridPool(Engine):
                     else:
                         c = self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)
                     img = emit_cell(img, c, hot)
+
+    cdef inline int64_t tile_of(self, const Cell* c) noexcept nogil:
+        """The object's tile in _tiles' table (0: nothing)."""
+        if c.type < T_WALL or c.type > T_LAVA or c.color >= N_COLORS:
+            return 0
+        return self.lut[(c.type * N_COLORS + c.color) * N_STATES
+                        + (c.state if c.state < N_STATES else 0)]
+
+    cdef inline void blit(self, uint8_t* out, int64_t stride, int64_t col, int64_t row,
+                          const uint8_t* tab, int64_t ts, int64_t obj, int64_t agent,
+                          bint hl) noexcept nogil:
+        """Tile (obj, agent, hl) of tab at the frame's cell (col, row); stride: a pixel
+        row's bytes."""
+        cdef const uint8_t* src = tab + ((obj * N_AGENT + agent) * 2 + hl) * ts * ts * 3
+        cdef uint8_t* dst = out + row * ts * stride + col * ts * 3
+        cdef int64_t k
+        for k in range(ts):
+            memcpy(dst + k * stride, src + k * ts * 3, ts * 3)
+
+    cdef void draw_full(self, World* wd, const uint8_t* m, uint8_t* out, const uint8_t* tab,
+                        int64_t ts, bint highlight) noexcept nogil:
+        """get_full_render: the (h * ts, w * ts, 3) frame of the grid, the agent's triangle
+        on its cell, the cells its view sees (m) highlighted when highlight."""
+        cdef int64_t v = self.view, hs = self.view // 2, x, y, f, s, vx, vy
+        cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
+        cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
+        cdef int64_t stride = wd.w * ts * 3
+        cdef bint hl
+        for y in range(wd.h):
+            for x in range(wd.w):
+                hl = False
+                if highlight:
+                    # the view cell (vx, vy) at world (x, y): x - ax = dx * f + rx * s, ...
+                    f = (x - ax) * dx + (y - ay) * dy
+                    s = (x - ax) * rx + (y - ay) * ry
+                    vx = s + hs
+                    vy = v - 1 - f
+                    hl = 0 <= vx < v and 0 <= vy < v and m[vx * v + vy] != 0
+                self.blit(out, stride, x, y, tab, ts, self.tile_of(at(wd, x, y)),
+                          1 + d if x == ax and y == ay else 0, hl)
+
+    cdef void draw_pov(self, World* wd, const uint8_t* m, uint8_t* out, const uint8_t* tab,
+                       int64_t ts) noexcept nogil:
+        """get_pov_render: the (v * ts, v * ts, 3) frame of the view (cells m hides empty),
+        the carried object under the agent facing up at (v // 2, v - 1), every cell m shows
+        highlighted (whatever highlight says, as minigrid)."""
+        cdef int64_t v = self.view, hs = self.view // 2, x, y, obj
+        cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
+        cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
+        cdef int64_t stride = v * ts * 3
+        for y in range(v):
+            for x in range(v):
+                if x == hs and y == v - 1:
+                    self.blit(out, stride, x, y, tab, ts, self.tile_of(wd.carry), 1 + 3,
+                              m[x * v + y] != 0)
+                elif not m[x * v + y]:
+                    self.blit(out, stride, x, y, tab, ts, 0, 0, False)
+                else:
+                    obj = self.tile_of(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry))
+                    self.blit(out, stride, x, y, tab, ts, obj, 0, True)
+
+    def render_frames(self, ids, int64_t tile_size, bint highlight, bint agent_pov):
+        """minigrid's render() of envs ids (rgb_array): (len(ids), H, W, 3) uint8, the full
+        frame (get_full_render) or the agent's view (agent_pov)."""
+        from cypool.minigrid._tiles import tiles
+
+        cdef cnp.ndarray idx = np.ascontiguousarray(ids, np.int64)
+        cdef const int64_t* ip = <const int64_t*> cnp.PyArray_DATA(idx)
+        cdef Py_ssize_t n = idx.shape[0], k, i
+        cdef int64_t v = self.view
+        table = tiles(tile_size)
+        cdef const uint8_t* tab = <const uint8_t*> cnp.PyArray_DATA(table)
+        shape = (v * tile_size, v * tile_size) if agent_pov else (
+            self.height * tile_size, self.width * tile_size)
+        out = np.empty((n, shape[0], shape[1], 3), np.uint8)
+        cdef uint8_t* o = <uint8_t*> cnp.PyArray_DATA(out)
+        cdef Py_ssize_t size = shape[0] * shape[1] * 3
+        cdef World wd
+        cdef uint8_t* m
+        for k in range(n):
+            if ip[k] < 0 or ip[k] >= self.num_envs:
+                raise IndexError(f"env {ip[k]} is not in 0..{self.num_envs - 1}")
+            if not 0 <= self.a[ip[k] * A_W + A_DIR] <= 3:
+                raise RuntimeError(f"env {ip[k]} has not been reset: nothing to render")
+        with nogil:
+            for k in range(n):
+                i = ip[k]
+                self.view_world(i, &wd)
+                m = self.vis_mask(i, &wd)
+                if agent_pov:
+                    self.draw_pov(&wd, m, o + k * size, tab, tile_size)
+                else:
+                    self.draw_full(&wd, m, o + k * size, tab, tile_size, highlight)
+        return list(out)
+
+    cdef inline void view_world(self, Py_ssize_t i, World* wd) noexcept nogil:
+        """Env i's world for drawing (no stream, no error buffer)."""
+        wd.g = self.g + i * self.width * self.height
+        wd.a = self.a + i * A_W
+        wd.carry = self.carry + i
+        wd.rng = NULL
+        wd.w = self.width
+        wd.h = self.height
+        wd.err = NULL
+        wd.marks = self.marks + i * self.width * self.height
 
     cdef inline const Cell* view_cell(self, World* wd, int64_t x, int64_t y, int64_t ax,
                                       int64_t ay, int64_t dx, int64_t dy, int64_t rx,

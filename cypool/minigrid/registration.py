@@ -10,11 +10,14 @@ of str, as gymnasium's SyncVectorEnv batches minigrid's MissionSpace).
 
 Kwargs: the grid's size and ``agent_view_size`` are per pool (they size the grids and the
 image); ``max_steps``, ``see_through_walls`` and the generators' start positions are per
-env. minigrid's rendering kwargs (``render_mode``, ``tile_size``, ...) are not served yet.
+env. Rendering: ``render_mode="rgb_array"`` with minigrid's ``tile_size`` and ``agent_pov``
+(per pool), ``highlight`` (per env) and ``screen_size`` (human mode only: checked, unused);
+the kernel blits the tiles cypool.minigrid._tiles draws once per tile size.
 
 ``wrappers`` (make scope): the minigrid.wrappers the user would have applied, innermost
 first, computed in the kernel (``_WRAPPERS``, ``check_wrappers``): Img-, FullyObs-,
 OneHotPartialObs- and DirectionObsWrapper change the observation (and its space),
+RGBImgObsWrapper and RGBImgPartialObsWrapper make it the frame (drawn in the kernel),
 ActionBonus and PositionBonus the reward; any other is refused (docs/minigrid.md).
 
 A new id: a generator in _minigrid.pyx (``K_*``, ``generate``, its step rules in
@@ -375,7 +378,8 @@ _GENERATORS = {
 
 # --------------------------------------------------------------------------- wrappers
 # the pool's observation modes (_minigrid.pyx O_*)
-O_FULL, O_ONEHOT, O_GOAL, O_IMG = 1, 2, 4, 8
+O_FULL, O_ONEHOT, O_GOAL, O_IMG, O_RGB, O_POV = 1, 2, 4, 8, 16, 32
+O_FRAME = O_RGB | O_POV
 # the generators whose grids hold a Goal (DirectionObsWrapper raises at reset without one)
 _GOAL_KINDS = {K_EMPTY, K_DOORKEY, K_FOURROOMS, K_LAVAGAP, K_CROSSING, K_MULTIROOM,
                K_DISTSHIFT, K_DYNOBS, K_LOCKEDROOM}
@@ -387,6 +391,8 @@ _WRAPPERS = {
     "ImgObsWrapper": {},
     "ActionBonus": {},
     "PositionBonus": {"scale": None},                   # checked by _scale
+    "RGBImgObsWrapper": {"tile_size": None},            # checked by _tile_size
+    "RGBImgPartialObsWrapper": {"tile_size": None},
 }
 B_ACTION, B_POSITION = 1, 2                             # _minigrid.pyx B_*
 _SUPPORTED = ", ".join(f"minigrid.wrappers.{n}" for n in _WRAPPERS)
@@ -414,19 +420,28 @@ def _scale(env_id, v):
             from None
 
 
+def _tile_size(env_id, name, v):
+    """A tile size: an int in [1, MAX_TILE_SIZE] (the pool keeps every tile at that size)."""
+    from cypool.minigrid._tiles import MAX_TILE_SIZE
+
+    return _int(env_id, name, v, 1, MAX_TILE_SIZE)
+
+
 def check_wrappers(env_id, kind, wrappers):
-    """(mode, bonus): the pool's observation mode (O_* bits) and its reward bonuses
-    ((B_*, scale) in the order applied) for ``wrappers``: a list or tuple of
+    """(mode, bonus, tile): the pool's observation mode (O_* bits), its reward bonuses
+    ((B_*, scale) in the order applied) and the RGB wrappers' tile size (0: none) for
+    ``wrappers``: a list or tuple of
     minigrid.wrappers classes or ``(class, kwargs)`` pairs, innermost first. TypeError for a
     malformed item, ValueError for a wrapper, kwarg or order the pool cannot compute (a
     wrapper minigrid would crash on: anything after ImgObsWrapper, OneHot twice or after
-    FullyObsWrapper)."""
+    FullyObsWrapper, OneHot after an RGB wrapper, RGBImgPartialObsWrapper after a wrapper
+    that changed the image's shape)."""
     if wrappers is None:
-        return 0, []
+        return 0, [], 0
     if not isinstance(wrappers, (list, tuple)):
         raise TypeError(f"{env_id}: wrappers must be a list of minigrid.wrappers classes or "
                         f"(class, kwargs) pairs, innermost first, got {wrappers!r}")
-    mode, bonus = 0, []
+    mode, bonus, tile = 0, [], 0
     for k, item in enumerate(wrappers):
         cls, kw = item, {}
         if isinstance(item, (tuple, list)):
@@ -461,9 +476,24 @@ def check_wrappers(env_id, kind, wrappers):
                              "crash); put ImgObsWrapper last")
         if name == "ImgObsWrapper":
             mode |= O_IMG
-        elif name == "FullyObsWrapper":     # replaces the image, one-hot or not
-            mode = (mode | O_FULL) & ~O_ONEHOT
+        elif name == "FullyObsWrapper":     # replaces the image, whatever it was
+            mode = (mode | O_FULL) & ~(O_ONEHOT | O_FRAME)
+        elif name == "RGBImgObsWrapper":    # replaces the image by the full frame
+            tile = _tile_size(env_id, f"{name} tile_size", kw.get("tile_size", 8))
+            mode = (mode | O_RGB) & ~(O_FULL | O_ONEHOT | O_POV)
+        elif name == "RGBImgPartialObsWrapper":
+            if mode & (O_FULL | O_FRAME):
+                raise ValueError(f"{env_id}: RGBImgPartialObsWrapper after a wrapper that "
+                                 "changed the image's shape (FullyObsWrapper or an RGB "
+                                 "wrapper): minigrid's observation space would not be its "
+                                 "frame's shape; put RGBImgPartialObsWrapper first")
+            tile = _tile_size(env_id, f"{name} tile_size", kw.get("tile_size", 8))
+            mode = (mode | O_POV) & ~O_ONEHOT
         elif name == "OneHotPartialObsWrapper":
+            if mode & O_FRAME:
+                raise ValueError(f"{env_id}: OneHotPartialObsWrapper after an RGB wrapper "
+                                 "would read pixels as (type, colour, state) codes (minigrid "
+                                 "raises IndexError)")
             if mode & O_ONEHOT:
                 raise ValueError(f"{env_id}: OneHotPartialObsWrapper twice: the second would "
                                  "read one-hot bits as a (type, colour, state) encoding")
@@ -482,14 +512,20 @@ def check_wrappers(env_id, kind, wrappers):
             mode |= O_GOAL
     if mode & O_IMG:
         mode &= ~O_GOAL                     # ImgObsWrapper drops goal_direction
-    return mode, bonus
+    return mode, bonus, (tile if mode & O_FRAME else 0)
 
 
 # --------------------------------------------------------------------------- spec hooks
-def _spaces(kw, kind, mode=0):
+def _spaces(kw, kind, mode=0, tile=0):
     v = kw["agent_view_size"]
     shape = _GENERATORS[kind][0](kw) if mode & O_FULL else (v, v)
-    image = gym.spaces.Box(0, 255, shape + ((20 if mode & O_ONEHOT else 3),), np.uint8)
+    shape += (20 if mode & O_ONEHOT else 3,)
+    if mode & O_RGB:                    # (height * tile, width * tile, 3)
+        w, h = _GENERATORS[kind][0](kw)
+        shape = (h * tile, w * tile, 3)
+    elif mode & O_POV:
+        shape = (v * tile, v * tile, 3)
+    image = gym.spaces.Box(0, 255, shape, np.uint8)
     if mode & O_IMG:
         return image
     spaces = {"image": image, "direction": gym.spaces.Discrete(4),
@@ -509,12 +545,13 @@ def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwa
     from cypool.minigrid._minigrid import MiniGridPool
 
     kw = fam.kwargs
-    mode, bonus = check_wrappers(fam.env_id, kind, fam.make_kwargs["wrappers"])
+    mode, bonus, tile = check_wrappers(fam.env_id, kind, fam.make_kwargs["wrappers"])
     w, h = _GENERATORS[kind][0](kw)
     engine = MiniGridPool(num_envs, num_threads, max_episode_steps,
                           {"agent_view_size": kw["agent_view_size"], "_kind": kind,
                            "_width": w, "_height": h, "_config": _config(kind, variant, kw),
-                           "_obs": mode, "_bonus": bonus})
+                           "_highlight": kw["highlight"], "_obs": mode, "_bonus": bonus,
+                           "_rgb_tile": tile})
     structure = None                    # ImgObsWrapper: one Box, output "obs"
     if not mode & O_IMG:
         structure = {"direction": "obs", "image": "obs.image",
@@ -522,28 +559,53 @@ def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwa
         if mode & O_GOAL:
             structure["goal_direction"] = "obs.goal_direction"
         structure = ("dict", {k: structure[k] for k in sorted(structure)})
-    return Built(engine, observation_space=_spaces(kw, kind, mode), obs_structure=structure)
+    return Built(engine, observation_space=_spaces(kw, kind, mode, tile),
+                 obs_structure=structure)
 
 
 def _configure(kind, variant, fam, ids, kwargs):
-    fam.engine.configure(ids, {"_config": _config(kind, variant, kwargs)})
+    fam.engine.configure(ids, {"_config": _config(kind, variant, kwargs),
+                               "_highlight": kwargs["highlight"]})
+
+
+def _check_render(env_id, kw):
+    """minigrid's rendering kwargs: tile_size an int in [1, MAX_TILE_SIZE], highlight and
+    agent_pov bools, screen_size (human mode's window) None or an int >= 1."""
+    _tile_size(env_id, "tile_size", kw["tile_size"])
+    _bool(env_id, kw, "highlight")
+    _bool(env_id, kw, "agent_pov")
+    if kw["screen_size"] is not None:
+        _int(env_id, "screen_size", kw["screen_size"], 1)
 
 
 def _check(env_id, kind, kw):
+    _check_render(env_id, kw)
     _GENERATORS[kind][1](env_id, kw)
+
+
+def _render(env_id, engine, ids, mode, kw):
+    """rgb_array frames: minigrid's render() (get_frame(highlight, tile_size, agent_pov))."""
+    if mode != "rgb_array":
+        raise ValueError(f"{env_id}: cannot render {mode!r} (only 'rgb_array')")
+    return engine.render_frames(ids, kw["tile_size"], bool(kw["highlight"]),
+                                bool(kw["agent_pov"]))
 
 
 def _spec(env_id, kind, kwargs, n_actions=7, variant=None):
     from functools import partial
 
     kwargs = {**kwargs, "agent_view_size": Kwarg(7, kind="any", scope="pool"),
+              "tile_size": Kwarg(32, kind="any", scope="pool"),
+              "agent_pov": Kwarg(False, kind="any", scope="pool"),
+              "highlight": Kwarg(True, kind="any"), "screen_size": Kwarg(640, kind="any"),
               "wrappers": Kwarg(None, kind="any", scope="make")}
     default = {name: k.default for name, k in kwargs.items() if k.scope != "make"}
     return FamilySpec(
         env_id, _POOL, _spaces(default, kind), gym.spaces.Discrete(n_actions), kwargs=kwargs,
         max_episode_steps=None, check_kwargs=partial(_check, env_id, kind),
         build=partial(_build, kind, variant), configure=partial(_configure, kind, variant),
-        render_fps=10, module=_MODULE)
+        render=partial(_render, env_id), render_modes=("rgb_array",), render_fps=10,
+        module=_MODULE)
 
 
 def _steps(default=None):

@@ -249,8 +249,8 @@ def test_single_env_and_snapshot():
     ("MiniGrid-ObstructedMaze-1Dl-v0", {"num_rooms_visited": 3}, TypeError),   # minigrid too
     ("MiniGrid-ObstructedMaze-Full-v1", {"num_quarters": 5}, ValueError),
     ("MiniGrid-ObstructedMaze-2Q-v0", {"blocked": 1}, TypeError),
-    ("MiniGrid-Unlock-v0", {"render_mode": "rgb_array"}, ValueError),   # not served yet
-    ("MiniGrid-Unlock-v0", {"tile_size": 8}, TypeError),
+    ("MiniGrid-Unlock-v0", {"render_mode": "human"}, ValueError),   # rgb_array only
+    ("MiniGrid-Unlock-v0", {"tile_size": 8.0}, TypeError),
 ])
 def test_bad_kwargs_refused(env_id, kw, err):
     with pytest.raises(err, match=env_id.split("-")[1][:5] + "|" + env_id + "|tile_size"):

@@ -15,7 +15,7 @@ import cypool
 minigrid = pytest.importorskip("minigrid")
 from minigrid.wrappers import (ActionBonus, DirectionObsWrapper,  # noqa: E402
                                FullyObsWrapper, ImgObsWrapper, OneHotPartialObsWrapper,
-                               PositionBonus, RGBImgPartialObsWrapper, ReseedWrapper)
+                               PositionBonus, ReseedWrapper, SymbolicObsWrapper)
 
 IMG, FULL, HOT = ImgObsWrapper, FullyObsWrapper, OneHotPartialObsWrapper
 SLOPE = (DirectionObsWrapper, {"type": "slope"})
@@ -154,7 +154,7 @@ class NotMiniGrid(gym.ObservationWrapper):
 
 
 @pytest.mark.parametrize("wrappers,err,match", [
-    ([RGBImgPartialObsWrapper], ValueError, "RGBImgPartialObsWrapper.*supported: "),
+    ([SymbolicObsWrapper], ValueError, "SymbolicObsWrapper.*supported: "),
     ([(ReseedWrapper, {"seeds": (1,)})], ValueError, "ReseedWrapper"),
     ([NotMiniGrid], ValueError, "NotMiniGrid"),
     ([IMG, FULL], ValueError, "after ImgObsWrapper"),
