@@ -7,4 +7,6 @@ EXTENSIONS = [
     ("mujoco", "cypool.robotics._coupled_half_cheetah",
      ["cypool/robotics/_coupled_half_cheetah.pyx"], {}),
     ("mujoco", "cypool.robotics._fetch", ["cypool/robotics/_fetch.pyx"], {}),
+    ("mujoco", "cypool.robotics._adroit", ["cypool/robotics/_adroit.pyx"], {}),
+    ("mujoco", "cypool.robotics._hand", ["cypool/robotics/_hand.pyx"], {}),
 ]

@@ -1,5 +1,5 @@
-"""Registers the robotics family (imported by cypool.entry): the PointMaze, AntMaze and Fetch
-(-v4) ids of gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled
+"""Registers the robotics family (imported by cypool.entry): the PointMaze, AntMaze, Fetch
+(-v4), Shadow Hand and Adroit ids of gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled
 tasks are imported only when an id is made or its spec is read."""
 from cypool.registry import register_family
 
@@ -9,6 +9,12 @@ def _module(env_id):
     if env_id.startswith("Fetch"):
         from cypool.robotics import fetch
         return fetch
+    if env_id.startswith("Hand"):
+        from cypool.robotics import hand
+        return hand
+    if env_id.startswith("AdroitHand"):
+        from cypool.robotics import adroit
+        return adroit
     if env_id.startswith("AntMaze_"):
         from cypool.robotics import ant_maze
         return ant_maze
@@ -17,10 +23,13 @@ def _module(env_id):
 
 
 def _ids():
+    from cypool.robotics.adroit import ADROIT
     from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.fetch import FETCH
+    from cypool.robotics.hand import HAND
     from cypool.robotics.maze import POINT_MAZE
-    return list(POINT_MAZE) + list(ANT_MAZE) + list(FETCH)
+    return list(POINT_MAZE) + list(ANT_MAZE) + list(FETCH) + list(HAND) \
+        + list(ADROIT)
 
 
 def _spec(env_id):
@@ -34,6 +43,12 @@ def _make(env_id, *args, **kwargs):
 def _limit(env_id):
     if env_id.startswith("Fetch"):
         from cypool.robotics.fetch import MAX_EPISODE_STEPS
+        return MAX_EPISODE_STEPS
+    if env_id.startswith("Hand"):
+        from cypool.robotics.hand import limit
+        return limit(env_id)
+    if env_id.startswith("AdroitHand"):
+        from cypool.robotics.adroit import MAX_EPISODE_STEPS
         return MAX_EPISODE_STEPS
     from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.maze import POINT_MAZE

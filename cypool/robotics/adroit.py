@@ -1,0 +1,198 @@
+"""The Adroit hand ids of gymnasium-robotics 1.4.2 (``AdroitHand{Door,Hammer,Pen,Relocate}-v1``
+and their ``...Sparse-v1``) as cypool specs.
+
+The model is the installed package's (``gymnasium_robotics/envs/assets/adroit_hand``), with
+the actuator gain and bias edits each env's constructor makes. Each reset draws part of the
+model (see ``_adroit.pyx``), so every env gets its own copy of the edited model (about 7 MB
+each, as each of the reference's envs has its own). ``reset(options={"initial_state_dict":
+...})`` (set_env_state) is not served: cypool refuses unknown reset options."""
+from __future__ import annotations
+
+import copy
+import functools
+import os
+
+import gymnasium as gym
+import numpy as np
+
+from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
+from cypool._validate import MIN_ENV_BYTES, check_pool_memory
+
+INSTALL_HINT = 'pip install "cypool[robotics]"'
+REFERENCE = "gymnasium-robotics 1.4.2"
+MAX_EPISODE_STEPS = 200
+FRAME_SKIP = 5
+TASKS = ("Door", "Hammer", "Pen", "Relocate")
+OBS_SIZE = dict(Door=39, Hammer=46, Pen=45, Relocate=39)
+NU = dict(Door=28, Hammer=26, Pen=24, Relocate=30)
+NQ = dict(Door=30, Hammer=33, Pen=30, Relocate=36)      # = nv
+# the ids each task's kernels read, in _adroit.pyx's order: (kind, name)
+IDS = {
+    "Door": [("dof", "door_hinge"), ("site", "S_grasp"), ("site", "S_handle"),
+             ("body", "frame")],
+    "Hammer": [("site", "S_target"), ("site", "S_grasp"), ("body", "Object"),
+               ("site", "tool"), ("site", "nail_goal"), ("body", "nail_board"),
+               ("sensor", "S_nail")],
+    "Pen": [("body", "target"), ("site", "S_grasp"), ("body", "Object"), ("site", "eps_ball"),
+            ("site", "object_top"), ("site", "object_bottom"), ("site", "target_top"),
+            ("site", "target_bottom")],
+    "Relocate": [("site", "target"), ("site", "S_grasp"), ("body", "Object")],
+}
+
+# id -> (task, reward_type)
+ADROIT = {f"AdroitHand{task}{suffix}-v1": (task, reward)
+          for suffix, reward in (("Sparse", "sparse"), ("", "dense")) for task in TASKS}
+
+
+def assets_dir():
+    """The installed gymnasium-robotics' Adroit models (ImportError naming the extra)."""
+    try:
+        from cypool._quiet import import_quietly
+
+        envs = import_quietly("gymnasium_robotics.envs")
+    except ImportError as exc:
+        raise ImportError(f"cypool's Adroit ids need gymnasium-robotics, whose Adroit models "
+                          f"they load: {INSTALL_HINT} ({exc})") from None
+    return os.path.join(os.path.dirname(os.path.realpath(envs.__file__)), "assets",
+                        "adroit_hand")
+
+
+def model_path(task):
+    return os.path.join(assets_dir(), f"adroit_{task.lower()}.xml")
+
+
+def _edit(model, mujoco):
+    """The constructor's actuator edits (wrist: gain 10, bias -10; fingers: gain 1, bias -1),
+    and act_mean, act_rng as it computes them."""
+    def act(name):
+        i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_ACTUATOR, name)
+        if i < 0:
+            raise ValueError(f"the Adroit model has no actuator {name!r}")
+        return i
+    wrist = slice(act("A_WRJ1"), act("A_WRJ0") + 1)
+    fingers = slice(act("A_FFJ3"), act("A_THJ0") + 1)
+    model.actuator_gainprm[wrist, :3] = np.array([10, 0, 0])
+    model.actuator_gainprm[fingers, :3] = np.array([1, 0, 0])
+    model.actuator_biasprm[wrist, :3] = np.array([0, -10, 0])
+    model.actuator_biasprm[fingers, :3] = np.array([0, -1, 0])
+    mean = np.mean(model.actuator_ctrlrange, axis=1)
+    rng = 0.5 * (model.actuator_ctrlrange[:, 1] - model.actuator_ctrlrange[:, 0])
+    return mean, rng
+
+
+def _ids(task, model, mujoco):
+    kinds = dict(body=mujoco.mjtObj.mjOBJ_BODY, site=mujoco.mjtObj.mjOBJ_SITE,
+                 sensor=mujoco.mjtObj.mjOBJ_SENSOR, dof=mujoco.mjtObj.mjOBJ_JOINT)
+    out = []
+    for kind, name in IDS[task]:
+        i = mujoco.mj_name2id(model, kinds[kind], name)
+        if i < 0:
+            raise ValueError(f"AdroitHand{task}: the installed model has no {kind} {name!r}; "
+                             f"cypool serves {REFERENCE}'s")
+        # the door's angle: qpos indexed by the hinge's dof address, as the reference does
+        out.append(int(model.jnt_dofadr[i]) if kind == "dof" else i)
+    return out
+
+
+class _State:
+    """An Adroit pool's facts: its task, nu (for the action checks), the env models."""
+
+    __slots__ = ("task", "nu", "models")
+
+
+def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
+    from cypool._mujoco_import import import_mujoco
+    from cypool.mujoco._pool import MjPool
+    from cypool.robotics import _adroit as ad
+    mujoco = import_mujoco()
+    path = model_path(task)
+    base = mujoco.MjModel.from_xml_path(path)
+    mean, rng = _edit(base, mujoco)
+    P = ad.PARAMS
+    if (base.nq, base.nv, base.nu, base.na) != (NQ[task], NQ[task], NU[task], 0):
+        raise ValueError(f"AdroitHand{task}: the installed model (nq={base.nq}, nv={base.nv}, "
+                         f"nu={base.nu}, na={base.na}) is not {REFERENCE}'s")
+    row = np.zeros(P["width"])
+    row[P["task"]] = ad.TASK_IDS[task]
+    row[P["n_substeps"]] = FRAME_SKIP
+    ids = _ids(task, base, mujoco)
+    row[P["ids"]:P["ids"] + len(ids)] = ids
+    row[P["mean"]:P["mean"] + base.nu] = mean
+    row[P["rng"]:P["rng"] + base.nu] = rng
+    check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(base).nbuffer + base.nbuffer
+                      + 8 * (2 * OBS_SIZE[task] + len(row) + base.nq + base.nv),
+                      f"{fam.env_id} envs")
+    st = _State()
+    st.task, st.nu = task, base.nu
+    st.models = [copy.deepcopy(base) for _ in range(num_envs)]
+    rows = np.stack([row] * num_envs)
+    for i, m in enumerate(st.models):
+        if float(m._address) != m._address:
+            raise ValueError("cypool: a model's address does not fit a float64 exactly")
+        rows[i, P["model"]] = float(m._address)
+    rows[:, P["sparse"]] = _sparse(fam.kwargs)
+    engine = MjPool(path, num_envs, num_threads, max_episode_steps, ad.task_capsule(),
+                    rows, OBS_SIZE[task], 1, task_state=ad.TASK_STATE)
+    return Built(engine, state=st)
+
+
+def _sparse(kw):
+    return kw["reward_type"].lower() == "sparse"
+
+
+def _check_kwargs(kw):
+    """reward_type as the reference takes it: 'dense' or 'sparse' in any case."""
+    if kw["reward_type"].lower() not in ("dense", "sparse"):
+        raise ValueError(f"reward_type must be 'dense' or 'sparse' (in any case), got "
+                         f"{kw['reward_type']!r}")
+
+
+def _configure(fam, ids, kw):
+    """Envs ``ids`` get the complete kwargs ``kw`` (the reward type, read at every step)."""
+    from cypool.robotics import _adroit as ad
+    fam.engine.params[ids, ad.PARAMS["sparse"]] = _sparse(kw)
+
+
+def _extra_info(fam, info, kinds, ids):
+    """MuJoCo's warnings; ``success`` as gymnasium stacks it: Door, Hammer and Pen report a
+    numpy bool, which SyncVectorEnv keeps in an object array (None where an env has none);
+    Relocate a Python bool (a bool array)."""
+    from cypool.mujoco.family import _extra_info as mujoco_extra
+    mujoco_extra(fam, info, kinds, ids)
+    if fam.state.task == "Relocate" or "success" not in info:
+        return
+    mask, values = info["_success"], info["success"]
+    out = np.full(len(mask), None, dtype=object)
+    for k in np.flatnonzero(mask):
+        out[k] = np.bool_(values[k])
+    info["success"] = out
+
+
+def adroit_spec(env_id):
+    from cypool.mujoco.family import _action_dtype_of, _load_actions
+    from cypool.mujoco._pool import MjPool
+    task, reward = ADROIT[env_id]
+    assets_dir()                            # the ImportError naming the extra, at first use
+    nu = NU[task]
+    return FamilySpec(
+        env_id, MjPool, gym.spaces.Box(-np.inf, np.inf, (OBS_SIZE[task],), np.float64),
+        gym.spaces.Box(-1.0, 1.0, (nu,), np.float32),
+        kwargs=dict(reward_type=Kwarg(reward, kind="str")), check_kwargs=_check_kwargs,
+        max_episode_steps=MAX_EPISODE_STEPS,
+        info=(InfoKey("success", np.bool_, 1, True, False),), render_fps=100,
+        build=functools.partial(_build, task=task), configure=_configure,
+        load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of)
+
+
+_SPECS: dict = {}
+
+
+def spec_of(env_id):
+    spec = _SPECS.get(env_id)
+    if spec is None:
+        spec = _SPECS[env_id] = adroit_spec(env_id)
+    return spec
+
+
+def make(env_id, *args, **kwargs):
+    return SpecFamily(spec_of(env_id), env_id, *args, **kwargs)
