@@ -1,6 +1,6 @@
 """Registers the robotics family (imported by cypool.entry): the PointMaze, AntMaze, Fetch
-(-v4), Shadow Hand and Adroit ids of gymnasium-robotics 1.4.2. Light: gymnasium-robotics, mujoco and the compiled
-tasks are imported only when an id is made or its spec is read."""
+(-v4), Shadow Hand and Adroit ids of gymnasium-robotics 1.4.2. Light: gymnasium-robotics,
+mujoco and the compiled tasks are imported only when an id is made or its spec is read."""
 from cypool.registry import register_family
 
 
