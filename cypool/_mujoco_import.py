@@ -40,3 +40,12 @@ def import_mujoco():
         if _GL_MODULE in sys.modules and sys.modules[_GL_MODULE] is None:
             del sys.modules[_GL_MODULE]      # a later import by the user tries again
     return mujoco
+
+
+def model_address(model) -> float:
+    """The address of a mujoco.MjModel's C mjModel (the bindings' ``_address``), as the float64
+    a parameter row holds (exact below 2**53: checked)."""
+    address = model._address
+    if float(address) != address:
+        raise ValueError("cypool: a model's address does not fit a float64 exactly")
+    return float(address)

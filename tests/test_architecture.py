@@ -38,8 +38,8 @@ ALLOWED = {
     ("box2d/_render.py", "stand_in._clean_particles"): "gymnasium's LunarLander render",
     ("box2d/_render.py", "car_racing.CarRacing._render"): "gymnasium's CarRacing render (its "
                                                           "render() is _render(render_mode))",
-    ("dm_control/_config.py", "m._address"): "mujoco's MjModel pointer",
-    ("dm_control/_config.py", "m_noact._address"): "mujoco's MjModel pointer",
+    ("_mujoco_import.py", "model._address"): "mujoco's MjModel pointer (dm_control's and "
+                                             "Adroit's per-env models)",
     ("dm_control/family.py", "bg._legacy_seeding"): "numpy's RandomState seeding, as "
                                                     "dm_control seeds",
 }

@@ -2,6 +2,7 @@
 dm_control's own code computes them (so that the kernels' floats are dm_control's)."""
 import numpy as np
 
+from cypool._mujoco_import import model_address
 from cypool.mujoco._compile import compile_xml
 
 SIG_GAUSSIAN, SIG_LINEAR, SIG_QUADRATIC, SIG_LONG_TAIL, SIG_RECIPROCAL = 0, 1, 2, 3, 4  # _dmc.pxd
@@ -108,8 +109,8 @@ def env_models(path, num_envs, model_cols, fields):
         m_noact = copy.deepcopy(base)
         m_noact.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_ACTUATION)
         keep += [m, m_noact]
-        put(model_cols[0], m._address)
-        put(model_cols[1], m_noact._address)
+        put(model_cols[0], model_address(m))
+        put(model_cols[1], model_address(m_noact))
         for name, (col, col2) in fields.items():
             put(col, getattr(m, name).ctypes.data)
             put(col2, getattr(m_noact, name).ctypes.data)

@@ -101,7 +101,7 @@ class _State:
 
 
 def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
-    from cypool._mujoco_import import import_mujoco
+    from cypool._mujoco_import import import_mujoco, model_address
     from cypool.mujoco._pool import MjPool
     from cypool.robotics import _adroit as ad
     mujoco = import_mujoco()
@@ -127,9 +127,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
     st.models = [copy.deepcopy(base) for _ in range(num_envs)]
     rows = np.stack([row] * num_envs)
     for i, m in enumerate(st.models):
-        if float(m._address) != m._address:
-            raise ValueError("cypool: a model's address does not fit a float64 exactly")
-        rows[i, P["model"]] = float(m._address)
+        rows[i, P["model"]] = model_address(m)
     rows[:, P["sparse"]] = _sparse(fam.kwargs)
     engine = MjPool(path, num_envs, num_threads, max_episode_steps, ad.task_capsule(),
                     rows, OBS_SIZE[task], 1, task_state=ad.TASK_STATE)
