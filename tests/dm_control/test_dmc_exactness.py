@@ -95,6 +95,7 @@ def test_more_benchmarking_tasks_equal_dm_control(name):
     assert ends >= 2
 
 
+@pytest.mark.sweep(every=2)
 @pytest.mark.parametrize("name", EXTRA)
 @pytest.mark.parametrize("seed,threads", [(3, 1), (17, 2)])
 def test_extra_tasks_equal_dm_control(name, seed, threads):

@@ -65,6 +65,7 @@ CASES = [  # (task, camera_id, threads, seed): free and fixed cameras, by index 
 ]
 
 
+@pytest.mark.sweep(first_of="domain")
 @pytest.mark.parametrize("domain,task", suite.ALL_TASKS)
 def test_every_task_renders_as_dm_control(domain, task):
     """render() of every task, after a reset and a step, equals physics.render, and with
@@ -93,6 +94,7 @@ def test_every_task_renders_as_dm_control(domain, task):
         deep.close()
 
 
+@pytest.mark.sweep(every=2)
 @pytest.mark.parametrize("name,camera,threads,seed", CASES)
 def test_pixel_observations_equal_dm_control(name, camera, threads, seed):
     env_id = f"dm_control/{name}-v0"
