@@ -43,8 +43,8 @@ else:
     else:
         import gymnasium_robotics
         gym.register_envs(gymnasium_robotics)
-        if env_id.startswith(("Fetch", "Hand")):   # the tests' PR #330 fix, without which
-            sys.path.insert(0, "tests/robotics")    # these envs fail on MuJoCo >= 3.12
+        if env_id.startswith(("Fetch", "Hand", "FrankaKitchen")):  # the tests' PR #330 fix
+            sys.path.insert(0, "tests/robotics")  # (these envs fail on MuJoCo >= 3.12)
             import _fetch_ref  # noqa: F401
     env = gym.vector.SyncVectorEnv([lambda: gym.make(env_id) for _ in range(n)])
 env.reset(seed=0) if system != "envpool" else env.reset()

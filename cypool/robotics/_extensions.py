@@ -9,4 +9,5 @@ EXTENSIONS = [
     ("mujoco", "cypool.robotics._fetch", ["cypool/robotics/_fetch.pyx"], {}),
     ("mujoco", "cypool.robotics._adroit", ["cypool/robotics/_adroit.pyx"], {}),
     ("mujoco", "cypool.robotics._hand", ["cypool/robotics/_hand.pyx"], {}),
+    ("mujoco", "cypool.robotics._kitchen", ["cypool/robotics/_kitchen.pyx"], {}),
 ]

@@ -1,11 +1,12 @@
 """Registers the robotics family (imported by cypool.entry): the PointMaze, AntMaze, Fetch
-(-v4), Shadow Hand and Adroit ids of gymnasium-robotics 1.4.2. Light: gymnasium-robotics,
-mujoco and the compiled tasks are imported only when an id is made or its spec is read."""
+(-v4), Shadow Hand, Adroit and FrankaKitchen-v1 ids of gymnasium-robotics 1.4.2. Light:
+gymnasium-robotics, mujoco and the compiled tasks are imported only when an id is made or its
+spec is read."""
 from cypool.registry import register_family
 
 
 def _module(env_id):
-    """The module serving env_id: cypool.robotics.maze (PointMaze), .ant_maze or .fetch."""
+    """The module serving env_id: cypool.robotics.maze (PointMaze), .ant_maze, .fetch, ..."""
     if env_id.startswith("Fetch"):
         from cypool.robotics import fetch
         return fetch
@@ -18,6 +19,9 @@ def _module(env_id):
     if env_id.startswith("AntMaze_"):
         from cypool.robotics import ant_maze
         return ant_maze
+    if env_id.startswith("FrankaKitchen"):
+        from cypool.robotics import kitchen
+        return kitchen
     from cypool.robotics import maze
     return maze
 
@@ -27,9 +31,10 @@ def _ids():
     from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.fetch import FETCH
     from cypool.robotics.hand import HAND
+    from cypool.robotics.kitchen import KITCHEN
     from cypool.robotics.maze import POINT_MAZE
     return list(POINT_MAZE) + list(ANT_MAZE) + list(FETCH) + list(HAND) \
-        + list(ADROIT)
+        + list(ADROIT) + list(KITCHEN)
 
 
 def _spec(env_id):
@@ -49,6 +54,9 @@ def _limit(env_id):
         return limit(env_id)
     if env_id.startswith("AdroitHand"):
         from cypool.robotics.adroit import MAX_EPISODE_STEPS
+        return MAX_EPISODE_STEPS
+    if env_id.startswith("FrankaKitchen"):
+        from cypool.robotics.kitchen import MAX_EPISODE_STEPS
         return MAX_EPISODE_STEPS
     from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.maze import POINT_MAZE

@@ -1,0 +1,76 @@
+"""FrankaKitchen-v1's registration, spaces, kwargs and action checks, and the info lists'
+form (against the installed gymnasium-robotics where it has an answer)."""
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import cypool
+
+from _fetch_ref import assert_info, assert_same, reference  # noqa: E402
+
+ID = "FrankaKitchen-v1"
+
+
+def test_registry_limit_and_spaces():
+    assert ID in cypool.list_envs()
+    assert cypool.registry.spec_of(ID).max_episode_steps == gym.spec(ID).max_episode_steps \
+        == 280
+    for kw in ({}, dict(tasks_to_complete=("kettle", "microwave", "kettle"))):
+        env, ref = cypool.make_vec(ID, 1, **kw), reference(ID, 1, **kw)
+        try:
+            assert env.single_observation_space == ref.single_observation_space
+            assert list(env.single_observation_space["achieved_goal"]) == \
+                list(ref.single_observation_space["achieved_goal"])
+            assert env.single_action_space == ref.single_action_space
+            assert env.metadata["render_fps"] == 12
+        finally:
+            env.close()
+            ref.close()
+
+
+def test_subset_of_tasks_exact():
+    """Three tasks (a tuple with a repeat), reset and a few steps, as the reference."""
+    kw = dict(tasks_to_complete=("kettle", "light switch", "kettle", "top burner"))
+    env, ref = cypool.make_vec(ID, 2, **kw), reference(ID, 2, **kw)
+    try:
+        o, i = env.reset(seed=5)
+        ro, ri = ref.reset(seed=5)
+        assert_same(o, ro, "reset")
+        assert_info(i, ri, "reset")
+        for t in range(3):
+            a = np.full((2, 9), 0.5 - t)
+            x, y = env.step(a), ref.step(a)
+            for k in range(4):
+                assert_same(x[k], y[k], f"step {t} [{k}]")
+            assert_info(x[4], y[4], f"step {t}")
+        # gymnasium's batch of lists: one new list per env
+        lists = x[4]["tasks_to_complete"]
+        assert lists.dtype == object and lists[0] == lists[1] and lists[0] is not lists[1]
+    finally:
+        env.close()
+        ref.close()
+
+
+def test_bad_kwargs_and_actions():
+    with pytest.raises(ValueError, match="oven"):
+        cypool.make_vec(ID, 1, tasks_to_complete=["kettle", "oven"])
+    with pytest.raises(ValueError, match="at least one"):
+        cypool.make_vec(ID, 1, tasks_to_complete=[])
+    with pytest.raises(TypeError, match="list of task names"):
+        cypool.make_vec(ID, 1, tasks_to_complete="kettle")
+    with pytest.raises(ValueError, match="finite"):
+        cypool.make_vec(ID, 1, robot_noise_ratio=float("nan"))
+    with pytest.raises(TypeError):
+        cypool.make_vec(ID, 1, frame_skip=20)
+    env = cypool.make_vec(ID, 2)
+    try:
+        env.reset(seed=0)
+        with pytest.raises(ValueError, match="shape"):
+            env.step(np.zeros((2, 8)))
+        with pytest.raises(ValueError, match="NaN"):
+            env.step(np.full((2, 9), np.nan))
+        with pytest.raises(TypeError):
+            env.step(np.zeros((2, 9), np.complex64))
+        env.step(np.zeros((2, 9), np.int64))
+    finally:
+        env.close()
