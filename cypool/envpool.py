@@ -29,7 +29,9 @@ naming the task), classic control (``CartPole-v0``/``-v1``, ``Pendulum-v1``,
 (``FrozenLake-v1``, ``FrozenLake8x8-v1``, ``Taxi-v3`` = cypool's Taxi-v4 with its default dry
 options, ``CliffWalking-v0``/``-v1``, ``CliffWalkingSlippery-v1``, ``Blackjack-v1``, and
 EnvPool's ``phys2d/``/``tabular/`` aliases of them), Box2D (``LunarLander``,
-``BipedalWalker``, ``CarRacing-v2``/``-v3`` with its ``lap_complete_percent``), with EnvPool's
+``BipedalWalker``, ``CarRacing-v2``/``-v3`` with its ``lap_complete_percent``), MiniGrid/BabyAI
+and Gymnasium-Robotics (names this module keeps itself, since those families' specs name none:
+:mod:`cypool._envpool_minigrid`, :mod:`cypool._envpool_robotics`), with EnvPool's
 options and defaults (tests/test_envpool_config_fields.py: every served id's config fields are
 EnvPool 1.2.5's, the differences listed with their reasons),
 spaces and dtypes (toy text: int32 observations, Blackjack's a ``Box(0, 31, (3,), int32)``),
@@ -62,6 +64,7 @@ from __future__ import annotations
 
 import collections
 import difflib
+import functools
 import warnings
 
 import numpy as np
@@ -94,14 +97,51 @@ _BASE_PATH = __import__("os").path.dirname(__file__)   # EnvPool: its assets dir
 _LISTED = "cypool.envpool.list_all_envs() lists the ids it serves"
 
 
+class _Named:
+    """A FamilySpec seen with EnvPool names that its family does not give (MiniGrid's and
+    Gymnasium-Robotics', from cypool._envpool_minigrid/_envpool_robotics): ``envpool`` those
+    names, ``envpool_space(pool space) -> EnvPool's space`` (None: the pool's), and
+    ``envpool_own_limit`` (EnvPool's ``max_episode_steps`` is the env's own step limit, 0 its
+    default, not a time limit of the pool's); the rest is the spec's."""
+
+    def __init__(self, spec, names, space, own_limit):
+        self._spec = spec
+        self.envpool = names
+        self.envpool_space = space
+        self.envpool_own_limit = own_limit
+
+    def __getattr__(self, name):
+        return getattr(self._spec, name)
+
+
+def _extra_modules():
+    from cypool import _envpool_minigrid, _envpool_robotics
+    return ((_envpool_minigrid, True), (_envpool_robotics, False))
+
+
+@functools.lru_cache(maxsize=None)
+def _extras() -> dict:
+    """``{EnvPool id: _Named}`` of the MiniGrid and Gymnasium-Robotics ids whose env cypool
+    runs (built once: their families register at import)."""
+    out = {}
+    for mod, own_limit in _extra_modules():
+        for eid, (cid, names, space) in mod.served().items():
+            spec = spec_of(cid)
+            if spec is not None:
+                out[eid] = _Named(spec, names, space, own_limit)
+    return out
+
+
 def _served() -> dict:
     """``{EnvPool id: FamilySpec}`` of every spec that names its EnvPool ids, in list_envs
-    order."""
+    order, then the MiniGrid and Gymnasium-Robotics ids whose env cypool runs."""
     out = {}
     for _, spec in specs():
         if spec.envpool is not None:
             for eid in (*spec.envpool.ids, *spec.envpool.aliases):
                 out.setdefault(eid, spec)
+    for eid, named in _extras().items():
+        out.setdefault(eid, named)
     return out
 
 
@@ -111,6 +151,8 @@ def _refused() -> dict:
     for _, spec in specs():
         if spec.envpool is not None:
             out.update(spec.envpool.refused)
+    for mod, _ in _extra_modules():
+        out.update(mod.refused())
     return out
 
 
@@ -247,9 +289,11 @@ def _config(task_id, kwargs):
     else:
         base = check_int("seed", cfg["seed"], -2**31, 2**31)
         seeds = [(base + i) % 2**31 for i in range(n)]     # EnvPool's int32 seeds
-    limit = check_int("max_episode_steps", cfg["max_episode_steps"], 1)
+    own_limit = getattr(spec, "envpool_own_limit", False)
+    limit = check_int("max_episode_steps", cfg["max_episode_steps"], 0 if own_limit else 1)
     make = dict(env_id=spec.env_id, num_envs=n, num_threads=threads or None,
-                max_episode_steps=limit, batch_size=batch, autoreset_mode="next_step")
+                max_episode_steps=None if own_limit else limit, batch_size=batch,
+                autoreset_mode="next_step")
     task = _spec_task(task_id, spec, cfg, from_pixels)
     cfg.update(names.fixed)
     return spec, cfg, make, task, seeds
@@ -262,6 +306,8 @@ def _spaces(pool, spec):
     names = spec.envpool
     if names.observation_space is not None:
         obs = names.observation_space      # EnvPool's own (Blackjack's Box)
+    elif getattr(spec, "envpool_space", None) is not None:
+        obs = spec.envpool_space(obs)      # MiniGrid's mission bytes, robotics' key order
     if names.action_dtype is not None and isinstance(act, gym.spaces.Box):
         act = gym.spaces.Box(act.low.astype(names.action_dtype),
                              act.high.astype(names.action_dtype), dtype=names.action_dtype)
