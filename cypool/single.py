@@ -41,6 +41,8 @@ def _unbatch_info(info: dict) -> dict:
             continue
         if isinstance(val, dict):
             out[key] = _unbatch_info(val)
+        elif isinstance(val, np.ndarray) and val.dtype == object:
+            out[key] = val[0]          # the env's own value: a list of task names, an np.bool_
         elif isinstance(val, np.ndarray):
             row = val[0]
             out[key] = _scalar(row) if row.ndim == 0 else row.copy()

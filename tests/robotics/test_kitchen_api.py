@@ -74,3 +74,37 @@ def test_bad_kwargs_and_actions():
         env.step(np.zeros((2, 9), np.int64))
     finally:
         env.close()
+
+
+def _same_unordered(x, y):
+    """Equal dicts (keys compared as sets, at every level), arrays equal in dtype and value."""
+    if isinstance(y, dict):
+        assert sorted(x) == sorted(y)
+        for k in y:
+            _same_unordered(x[k], y[k])
+    else:
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
+def test_single_env_equals_the_reference():
+    """gymnasium.make("cypool/FrankaKitchen-v1"): one env's observation, reward and info (its
+    task lists are Python lists, passed through as the env gives them; the reference's
+    dict has its _get_obs key order, cypool's the space's)."""
+    env, ref = gym.make(f"cypool/{ID}"), gym.make(ID)
+    try:
+        o, i = env.reset(seed=3)
+        ro, ri = ref.reset(seed=3)
+        _same_unordered(o, ro)
+        rng = np.random.default_rng(0)
+        for t in range(5):
+            a = rng.uniform(-1, 1, 9).astype(np.float32)
+            o, r, term, trunc, i = env.step(a)
+            ro, rr, rterm, rtrunc, ri = ref.step(a)
+            _same_unordered(o, ro)
+            assert (r, term, trunc) == (rr, rterm, rtrunc) and type(r) is type(rr)
+            assert sorted(i) == sorted(ri)
+            for k in ri:
+                assert type(i[k]) is type(ri[k]) and np.array_equal(i[k], ri[k]), (t, k)
+    finally:
+        env.close()
+        ref.close()
