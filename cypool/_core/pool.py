@@ -410,12 +410,14 @@ def _info_masks(kinds):
 
 
 def map_obs(obs, fn):
-    """``fn`` applied to each array of an observation batch (an array, tuple or dict); the
-    text leaves of a dict (tuples of str, spec.TextLeaf) are immutable and pass unchanged."""
+    """``fn`` applied to each array of an observation batch (an array, tuple or dict, nested
+    dicts too: Kitchen's goals); the text leaves of a dict (tuples of str, spec.TextLeaf) are
+    immutable and pass unchanged."""
     if isinstance(obs, tuple):
         return tuple(fn(a) for a in obs)
     if isinstance(obs, dict):    # a text leaf's tuple of str (or str) passes unchanged
-        return {k: a if isinstance(a, (tuple, str)) else fn(a) for k, a in obs.items()}
+        return {k: a if isinstance(a, (tuple, str)) else map_obs(a, fn)
+                for k, a in obs.items()}
     return fn(obs)
 
 

@@ -108,3 +108,19 @@ def test_single_env_equals_the_reference():
     finally:
         env.close()
         ref.close()
+
+
+def test_async_population_views_of_nested_goal_dicts():
+    """A population's recv of one member returns read-only views of the pool's rows; Kitchen's
+    goals are dicts inside the observation dict, and every level is a view."""
+    from cypool.population import make_population
+    pop = make_population(ID, 2, 2, member_batch=1)
+    try:
+        pop.reset(seed=1)
+        pop.send(np.zeros((1, 2, 9), np.float32), members=[1])
+        obs = pop.recv()[0]
+        assert obs["achieved_goal"]["kettle"].shape == (1, 2, 7)
+        assert not obs["achieved_goal"]["kettle"].flags.writeable
+        assert not obs["observation"].flags.writeable
+    finally:
+        pop.close()
