@@ -8,14 +8,15 @@ type (0: None, else minigrid's OBJECT_TO_IDX), colour (COLOR_TO_IDX), state (a d
 encoding: 0 open, 1 closed, 2 locked), a box's contents (c*) and a tag (the objects an
 instruction names: minigrid compares them by identity, and a tag moves with its object). The
 agent row: x, y, dir, step_count, max_steps, mission code, then the generator's positions
-(doors, targets, obstacles); the carried object is a Cell (type 0: nothing). BabyAI's
-targets: the positions GoToInstr checks (obj_poss), updated on a drop as minigrid does.
+(doors, targets, obstacles; BabyAI's instruction and verifier state, I_*); the carried
+object is a Cell (type 0: nothing). BabyAI's marks: the positions each object description
+tracks (obj_poss, one bit per description), updated on a drop as minigrid does.
 Snapshots: state_arrays (grids, agents, carried, targets).
 
 Generators (K_*): Empty, DoorKey, FourRooms, LavaGap, Crossing, Unlock, Memory, KeyCorridor,
-MultiRoom, BabyAI GoToLocal, DistShift, RedBlueDoors, (Blocked)UnlockPickup,
-Dynamic-Obstacles, GoToDoor, GoToObject, Fetch, LockedRoom, PutNear, Playground,
-ObstructedMaze (v0, v1); RoomGrid's
+MultiRoom, BabyAI (K_GOTOLOCAL: 87 levels, gen_babyai's V_*), DistShift, RedBlueDoors,
+(Blocked)UnlockPickup, Dynamic-Obstacles, GoToDoor, GoToObject, Fetch, LockedRoom, PutNear,
+Playground, ObstructedMaze (v0, v1); RoomGrid's
 helpers (rg_*) for the room grids; each env's own step rules after the common step
 (env_step).
 
@@ -55,6 +56,7 @@ cdef extern from "numpy/random/distributions.h" nogil:
     void random_bounded_uint64_fill(bitgen_t* bitgen_state, uint64_t off, uint64_t rng,
                                     cnp.npy_intp cnt, bint use_masked, uint64_t* out)
     uint64_t random_interval(bitgen_t* bitgen_state, uint64_t max)
+    double random_standard_uniform(bitgen_t* bitgen_state)
 
 # object types (minigrid's OBJECT_TO_IDX; 0 here is an empty cell, None)
 cdef enum:
@@ -148,7 +150,7 @@ ctypedef struct Cell:
     uint8_t ccolor
     uint8_t cstate
     uint8_t tag        # 1: the object a mission names (KeyCorridor's: minigrid compares identity)
-    uint8_t pad
+    uint8_t oid        # BabyAI: a movable object's id (0: none), preCarrying's identity
 
 ctypedef struct World:
     Cell* g
@@ -190,6 +192,7 @@ cdef inline void put(World* wd, int64_t x, int64_t y, uint8_t t, uint8_t c,
     p.ccolor = 0
     p.cstate = 0
     p.tag = 0
+    p.oid = 0
 
 
 cdef inline void clear(World* wd, int64_t x, int64_t y) noexcept nogil:
@@ -875,54 +878,828 @@ cdef void mark_targets(World* wd) noexcept nogil:
         wd.marks[q] = wd.g[q].tag
 
 
-cdef int gen_gotolocal(World* wd, const int64_t* p) noexcept nogil:
-    """BabyAI GoToLocal: p = room_size, num_dists. RoomGridLevel._gen_grid's loop (a failed
-    placement or an unreachable object starts over), then GoToInstr(ObjDesc(type, colour))
-    of a random distractor; every object of that type and colour is a target (tag, marks).
-    Mission code: ("the": one match, "a": more) * 18 + (type - T_KEY) * 6 + colour."""
+# BabyAI levels (K_GOTOLOCAL). Config p = variant (V_*), num_rows, num_cols, room_size, n (the
+# distractors, objects or doors; OpenTwoDoors: the first colour, -1 drawn), flag
+# (doors_open, GoToRedBallGrey's grey, distractors, start_carrying), sel (GoToObj's flag;
+# OpenDoor's select_by: -1 drawn, 0 colour, 1 loc; OpenTwoDoors: the second colour),
+# strict (the levels' debug / strict).
+cdef enum:
+    V_GOTO = 0          # GoToLocal, GoTo, GoToOpen, GoToObj, GoToObjMaze*
+    V_REDBALL = 1       # GoToRedBall, GoToRedBallNoDists, GoToRedBallGrey
+    V_REDBLUE = 2       # GoToRedBlueBall
+    V_IMPUNLOCK = 3     # GoToImpUnlock
+    V_DOOR = 4          # GoToDoor
+    V_OBJDOOR = 5       # GoToObjDoor
+    V_OPEN = 6
+    V_OPENRED = 7
+    V_OPENDOOR = 8
+    V_OPENTWO = 9
+    V_OPENORDER = 10
+    V_PICKUP = 11
+    V_UNBLOCKPICKUP = 12
+    V_PICKUPDIST = 13
+    V_PICKUPABOVE = 14
+    V_UNLOCK = 15
+    V_UNLOCKLOCAL = 16
+    V_KEYINBOX = 17
+    V_UNLOCKPICKUP = 18
+    V_BLOCKEDUNLOCKPICKUP = 19
+    V_UNLOCKTOUNLOCK = 20
+    V_PUTNEXTLOCAL = 21
+    V_PUTNEXT = 22
+    V_ACTIONOBJDOOR = 23
+    V_FINDOBJ = 24
+    V_KEYCORRIDOR = 25      # BabyAI's KeyCorridor (n: the object's type)
+    V_ONEROOM = 26
+    V_MOVETWO = 27          # MoveTwoAcross
+    V_PICKUPLOC = 28        # PickupLoc (LevelGen: one pickup action, a random description)
+    MAX_OBJS = 96
+
+# the instruction (agent row): the root (R_*), Before/After/And's a_done and b_done, the
+# carried object's cur_pos, PutNext's object to carry at reset, up to 2 action leaves
+# (L_*, desc move, desc fixed, strict, preCarrying: -1 None, else the object's id) and 4
+# object descriptions (type: 0 any; colour, loc: -1 any; the number of objects matched):
+# description d tags its objects with bit d (Cell.tag) and marks their positions (marks)
+cdef enum:
+    R_ONE = 0
+    R_BEFORE = 1
+    R_AFTER = 2
+    R_AND = 3
+    L_GOTO = 0
+    L_OPEN = 1
+    L_PICKUP = 2
+    L_PUTNEXT = 3
+    I_ROOT = A_X0
+    I_ADONE = A_X0 + 1
+    I_BDONE = A_X0 + 2
+    I_CX = A_X0 + 3
+    I_CY = A_X0 + 4
+    I_START = A_X0 + 5      # 1: PutNext's start_carrying, its object at (I_SX, I_SY)
+    I_SX = A_X0 + 6
+    I_SY = A_X0 + 7
+    I_NAVS = A_X0 + 8
+    I_NDESC = A_X0 + 9
+    I_LEAF = A_X0 + 10      # 2 x 5
+    I_DESC = A_X0 + 20      # 4 x 4
+    LEAF_W = 5
+    DESC_W = 4
+    MISSION_DESC = 350      # the mission code's radixes (registration._mission)
+    MISSION_LEAF = 4 * 350 * 350
+
+
+ctypedef struct Objs:
+    int64_t n
+    int64_t t[MAX_OBJS]
+    int64_t c[MAX_OBJS]
+    int64_t x[MAX_OBJS]
+    int64_t y[MAX_OBJS]
+
+
+cdef inline int objs_add(World* wd, Objs* o, int64_t t, int64_t c, int64_t x,
+                         int64_t y) noexcept nogil:
+    if o.n >= MAX_OBJS:
+        snprintf(wd.err, ERRMSG_LEN, "BabyAI: more than %d objects", <int> MAX_OBJS)
+        return 1
+    o.t[o.n] = t
+    o.c[o.n] = c
+    o.x[o.n] = x
+    o.y[o.n] = y
+    o.n += 1
+    return 0
+
+
+cdef inline int bb_add_object(World* wd, RoomGrid* rg, Objs* room_objs, int64_t i, int64_t j,
+                              int t, int c) noexcept nogil:
+    """RoomGrid.add_object, the object kept in room_objs (the rooms' objs): 0, 1 when the
+    placement failed (the level starts over), 2 on an engine error."""
+    if rg_add_object(wd, rg, i, j, t, c):
+        return 1
+    if objs_add(wd, room_objs, at(wd, wd.last_x, wd.last_y).type,
+                at(wd, wd.last_x, wd.last_y).color, wd.last_x, wd.last_y):
+        return 2
+    return 0
+
+
+cdef int rg_add_distractors(World* wd, RoomGrid* rg, Objs* all_objs, Objs* dists,
+                            int64_t i, int64_t j, int64_t num, bint unique) noexcept nogil:
+    """RoomGrid.add_distractors (i, j < 0: a random room per object): 0, 1 when a placement
+    failed (minigrid's RecursionError: the level starts over), 2 on an engine error."""
+    cdef int64_t c, t, ri, rj, q
+    cdef bint dup
+    dists.n = 0
+    while dists.n < num:
+        c = rand_color(wd)
+        t = T_KEY + rand_int(wd.rng, 0, 3)
+        if unique:
+            dup = False
+            for q in range(all_objs.n):
+                if all_objs.t[q] == t and all_objs.c[q] == c:
+                    dup = True
+            if dup:
+                continue
+        ri = i if i >= 0 else rand_int(wd.rng, 0, rg.cols)
+        rj = j if j >= 0 else rand_int(wd.rng, 0, rg.rows)
+        if rg_add_object(wd, rg, ri, rj, <int> t, <int> c):
+            return 1
+        if objs_add(wd, all_objs, t, c, wd.last_x, wd.last_y):
+            return 2
+        if objs_add(wd, dists, t, c, wd.last_x, wd.last_y):
+            return 2
+    return 0
+
+
+cdef inline int rg_random_agent(World* wd, RoomGrid* rg) noexcept nogil:
+    """RoomGrid.place_agent() (a random room)."""
+    cdef int64_t i = rand_int(wd.rng, 0, rg.cols)
+    return rg_place_agent(wd, rg, i, rand_int(wd.rng, 0, rg.rows))
+
+
+cdef int rg_connect_excluding(World* wd, RoomGrid* rg, int64_t excl) noexcept nogil:
+    """RoomGrid.connect_all(door_colors=COLOR_NAMES without colour excl) (excl < 0: all)."""
+    cdef int64_t n = rg.rows * rg.cols, itrs = 0, i, j, k, q, top, count, cur, c
+    cdef int64_t stack[4 * MAX_ROOMS + 1]
+    cdef uint8_t seen[MAX_ROOMS]
+    cdef uint8_t cols[6]
+    cdef int64_t nc = 0
+    cdef Room* m
+    cdef int64_t s = rg.rs - 1
+    cdef int64_t start = (wd.a[A_Y] // s) * rg.cols + wd.a[A_X] // s
+    for q in range(6):
+        if NAME_COLOR[q] != excl:
+            cols[nc] = NAME_COLOR[q]
+            nc += 1
+    while True:
+        if itrs > 5000:
+            return 1
+        itrs += 1
+        for q in range(n):
+            seen[q] = 0
+        count = 0
+        top = 1
+        stack[0] = start
+        while top > 0:
+            top -= 1
+            cur = stack[top]
+            if seen[cur]:
+                continue
+            seen[cur] = 1
+            count += 1
+            for k in range(4):
+                if rg.r[cur].doors[k] and not seen[rg.r[cur].nb[k]]:
+                    stack[top] = rg.r[cur].nb[k]
+                    top += 1
+        if count == n:
+            return 0
+        i = rand_int(wd.rng, 0, rg.cols)
+        j = rand_int(wd.rng, 0, rg.rows)
+        k = rand_int(wd.rng, 0, 4)
+        m = &rg.r[j * rg.cols + i]
+        if m.dpx[k] < 0 or m.doors[k]:
+            continue
+        if m.locked or rg.r[m.nb[k]].locked:
+            continue
+        c = cols[rand_int(wd.rng, 0, nc)]
+        rg_add_door(wd, rg, i, j, k, <int> c, 0)
+
+
+cdef void rand_colors(World* wd, int64_t k, int64_t* out) noexcept nogil:
+    """_rand_subset(COLOR_NAMES, k): colour indices."""
+    cdef uint8_t lst[6]
+    cdef int64_t n = 6, q, idx
+    for q in range(6):
+        lst[q] = NAME_COLOR[q]
+    for q in range(k):
+        idx = rand_int(wd.rng, 0, n)
+        out[q] = lst[idx]
+        n -= 1
+        while idx < n:
+            lst[idx] = lst[idx + 1]
+            idx += 1
+
+
+cdef inline void set_desc(World* wd, int64_t d, int64_t t, int64_t c, int64_t loc) noexcept nogil:
+    wd.a[I_DESC + d * DESC_W] = t
+    wd.a[I_DESC + d * DESC_W + 1] = c
+    wd.a[I_DESC + d * DESC_W + 2] = loc
+    if d + 1 > wd.a[I_NDESC]:
+        wd.a[I_NDESC] = d + 1
+
+
+cdef inline void set_leaf(World* wd, int64_t l, int64_t kind, int64_t d1, int64_t d2,
+                          int64_t strict) noexcept nogil:
+    cdef int64_t* f = wd.a + I_LEAF + l * LEAF_W
+    f[0] = kind
+    f[1] = d1
+    f[2] = d2
+    f[3] = strict
+    f[4] = -1
+
+
+cdef inline void one(World* wd, int64_t kind, int64_t t, int64_t c, int64_t loc=-1,
+                     int64_t strict=0) noexcept nogil:
+    """A one-action instruction on one description (type, colour, loc)."""
+    wd.a[I_ROOT] = R_ONE
+    set_desc(wd, 0, t, c, loc)
+    set_leaf(wd, 0, kind, 0, 0, strict)
+
+
+cdef void match_descs(World* wd, RoomGrid* rg) noexcept nogil:
+    """ObjDesc.find_matching_objs for every description: tag bit d on the cells matched
+    (walls too: minigrid matches any cell), their number."""
+    cdef int64_t d, q, x, y, t, c, loc, vx, vy, dot1, dot2, s = rg.rs - 1
+    cdef int64_t ax = wd.a[A_X], ay = wd.a[A_Y], dr = wd.a[A_DIR]
+    cdef int64_t rx = (ax // s) * s, ry = (ay // s) * s
+    cdef Cell* cl
+    cdef bint ok
+    for q in range(wd.w * wd.h):
+        wd.g[q].tag = 0
+    for d in range(wd.a[I_NDESC]):
+        t = wd.a[I_DESC + d * DESC_W]
+        c = wd.a[I_DESC + d * DESC_W + 1]
+        loc = wd.a[I_DESC + d * DESC_W + 2]
+        wd.a[I_DESC + d * DESC_W + 3] = 0
+        for q in range(wd.w * wd.h):
+            cl = wd.g + q
+            if cl.type == T_NONE:
+                continue
+            if t != 0 and cl.type != t:
+                continue
+            if c >= 0 and cl.color != c:
+                continue
+            if loc >= 0:
+                x = q % wd.w
+                y = q // wd.w
+                if x < rx or y < ry or x >= rx + rg.rs or y >= ry + rg.rs:
+                    continue
+                vx = x - ax
+                vy = y - ay
+                dot1 = vx * DX[dr] + vy * DY[dr]
+                dot2 = vx * (-DY[dr]) + vy * DX[dr]
+                ok = ((loc == 0 and dot2 < 0) or (loc == 1 and dot2 > 0)
+                      or (loc == 2 and dot1 > 0) or (loc == 3 and dot1 < 0))
+                if not ok:
+                    continue
+            cl.tag |= <uint8_t> (1 << d)
+            wd.a[I_DESC + d * DESC_W + 3] += 1
+
+
+cdef bint putnext_invalid(World* wd, int64_t l) noexcept nogil:
+    """validate_instrs for a PutNextInstr (leaf l): an object matching both descriptions,
+    or an object to move already next to a fixed one."""
+    cdef int64_t* f = wd.a + I_LEAF + l * LEAF_W
+    cdef uint8_t bm = <uint8_t> (1 << f[1]), bf = <uint8_t> (1 << f[2])
+    cdef int64_t q, r
+    for q in range(wd.w * wd.h):
+        if wd.g[q].tag & bm and wd.g[q].tag & bf:
+            return True
+    for q in range(wd.w * wd.h):
+        if not wd.g[q].tag & bm:
+            continue
+        for r in range(wd.w * wd.h):
+            if (wd.g[r].tag & bf and llabs(q % wd.w - r % wd.w) + llabs(q // wd.w - r // wd.w)
+                    == 1):
+                return True
+    return False
+
+
+cdef int64_t leaf_code(World* wd, int64_t l) noexcept nogil:
+    cdef int64_t* f = wd.a + I_LEAF + l * LEAF_W
+    cdef int64_t code = desc_code(wd, f[1])
+    if f[0] == L_PUTNEXT:
+        code += MISSION_DESC * desc_code(wd, f[2])
+    return f[0] + 4 * code
+
+
+cdef int64_t desc_code(World* wd, int64_t d) noexcept nogil:
+    cdef int64_t* e = wd.a + I_DESC + d * DESC_W
+    cdef int64_t t = 0 if e[0] == 0 else (4 if e[0] == T_DOOR else e[0] - T_KEY + 1)
+    return ((t * 7 + e[1] + 1) * 5 + e[2] + 1) * 2 + (1 if e[3] > 1 else 0)
+
+
+cdef int babyai_mission(World* wd, RoomGrid* rg, const int64_t* p) noexcept nogil:
+    """One try of the level's gen_mission (after RoomGrid._gen_grid), the instruction in the
+    agent row: 0; 1: rejected (start over); 2: engine error."""
+    cdef Objs objs
+    cdef Objs dists
+    cdef Objs objs_r
+    cdef int64_t v = p[0], k, q, i, j, li, lj, c, c2, t, s = rg.rs - 1
+    cdef int64_t cols[6]
+    cdef int64_t dpos[4]
+    cdef int rc
+    cdef Room* m
+    objs.n = 0
+    if v == V_GOTO or v == V_REDBALL or v == V_REDBLUE or v == V_OPEN or v == V_PICKUP \
+            or v == V_UNBLOCKPICKUP or v == V_PUTNEXTLOCAL:
+        if rg_random_agent(wd, rg):
+            return 1
+        if (v == V_GOTO or v == V_OPEN or v == V_PICKUP or v == V_UNBLOCKPICKUP) \
+                and rg_connect_all(wd, rg):
+            return 1
+        if v == V_REDBALL:
+            rc = bb_add_object(wd, rg, &objs, 0, 0, T_BALL, C_RED)
+            if rc:
+                return rc
+        # GoToObj (sel): all_unique (no repeat drawn: no object yet), no reachability test
+        rc = rg_add_distractors(wd, rg, &objs, &dists, -1, -1, p[4],
+                                (v == V_GOTO and p[6] != 0) or v == V_PUTNEXTLOCAL)
+        if rc:
+            return rc
+        if v == V_REDBALL and p[5]:             # GoToRedBallGrey: the distractors go grey
+            for q in range(dists.n):
+                at(wd, dists.x[q], dists.y[q]).color = C_GREY
+        if v == V_REDBLUE:
+            for q in range(dists.n):
+                if dists.t[q] == T_BALL and (dists.c[q] == C_RED or dists.c[q] == C_BLUE):
+                    return 1
+            c = C_RED if rand_int(wd.rng, 0, 2) == 0 else C_BLUE
+            if rg_add_object(wd, rg, 0, 0, T_BALL, <int> c):
+                return 1
+            one(wd, L_GOTO, T_BALL, c)
+        if v == V_UNBLOCKPICKUP:
+            if objs_reachable(wd):
+                return 1
+        elif not (v == V_GOTO and p[6] != 0) and not objs_reachable(wd):
+            return 1
+        if v == V_GOTO or v == V_PICKUP or v == V_UNBLOCKPICKUP:
+            k = rand_int(wd.rng, 0, dists.n)
+            one(wd, L_GOTO if v == V_GOTO else L_PICKUP, dists.t[k], dists.c[k])
+            if v == V_GOTO and p[5]:            # open_all_doors
+                for q in range(wd.w * wd.h):
+                    if wd.g[q].type == T_DOOR:
+                        wd.g[q].state = 0
+        elif v == V_REDBALL:
+            one(wd, L_GOTO, T_BALL, C_RED)
+        elif v == V_OPEN:                       # every room's doors, each seen twice
+            k = 0
+            for i in range(rg.cols):
+                for j in range(rg.rows):
+                    for q in range(4):
+                        k += rg.r[j * rg.cols + i].doors[q] != 0
+            k = rand_int(wd.rng, 0, k)
+            for i in range(rg.cols):
+                for j in range(rg.rows):
+                    m = &rg.r[j * rg.cols + i]
+                    for q in range(4):
+                        if m.doors[q]:
+                            if k == 0:
+                                one(wd, L_OPEN, T_DOOR, at(wd, m.dpx[q], m.dpy[q]).color)
+                            k -= 1
+        elif v == V_PUTNEXTLOCAL:
+            i = rand_int(wd.rng, 0, dists.n)
+            j = rand_int(wd.rng, 0, dists.n - 1)
+            if j >= i:
+                j += 1
+            wd.a[I_ROOT] = R_ONE
+            set_desc(wd, 0, dists.t[i], dists.c[i], -1)
+            set_desc(wd, 1, dists.t[j], dists.c[j], -1)
+            set_leaf(wd, 0, L_PUTNEXT, 0, 1, 0)
+        return 0
+    if v == V_IMPUNLOCK or v == V_UNLOCK:
+        li = rand_int(wd.rng, 0, rg.cols)
+        lj = rand_int(wd.rng, 0, rg.rows)
+        c = rg_add_door(wd, rg, li, lj, -1, -1, 1)
+        # minigrid compares the key's room to the locked one with `is` on numpy ints: never
+        # the same, so one draw and the key may sit in the locked room
+        i = rand_int(wd.rng, 0, rg.cols)
+        rc = bb_add_object(wd, rg, &objs, i, rand_int(wd.rng, 0, rg.rows), T_KEY, <int> c)
+        if rc:
+            return rc
+        if v == V_UNLOCK and rand_int(wd.rng, 0, 2) == 0:
+            if rg_connect_excluding(wd, rg, c):
+                return 1
+        elif rg_connect_all(wd, rg):
+            return 1
+        for i in range(rg.cols):                # every room (the same `is` test)
+            for j in range(rg.rows):
+                rc = rg_add_distractors(wd, rg, &objs, &dists, i, j, 2 if v == V_IMPUNLOCK
+                                        else 3, False)
+                if rc:
+                    return rc
+        while True:
+            if rg_random_agent(wd, rg):
+                return 1
+            if wd.a[A_X] // s != li or wd.a[A_Y] // s != lj:
+                break
+        if not objs_reachable(wd):
+            return 1
+        if v == V_UNLOCK:
+            one(wd, L_OPEN, T_DOOR, c)
+            return 0
+        rc = rg_add_distractors(wd, rg, &objs, &dists, li, lj, 1, False)
+        if rc:
+            return rc
+        one(wd, L_GOTO, dists.t[0], dists.c[0])
+        return 0
+    if v == V_DOOR:
+        for q in range(4):
+            cols[q] = rg_add_door(wd, rg, 1, 1, -1, -1, -1)
+        if rg_place_agent(wd, rg, 1, 1):
+            return 1
+        one(wd, L_GOTO, T_DOOR, cols[rand_int(wd.rng, 0, 4)])
+        return 0
+    if v == V_OBJDOOR:
+        if rg_place_agent(wd, rg, 1, 1):
+            return 1
+        rc = rg_add_distractors(wd, rg, &objs, &dists, 1, 1, 8, False)
+        if rc:
+            return rc
+        for q in range(4):
+            c = rg_add_door(wd, rg, 1, 1, -1, -1, -1)
+            objs_add(wd, &dists, T_DOOR, c, 0, 0)
+        if not objs_reachable(wd):
+            return 1
+        k = rand_int(wd.rng, 0, dists.n)
+        one(wd, L_GOTO, dists.t[k], dists.c[k])
+        return 0
+    if v == V_OPENRED:
+        rg_add_door(wd, rg, 0, 0, 0, C_RED, 0)
+        if rg_place_agent(wd, rg, 0, 0):
+            return 1
+        one(wd, L_OPEN, T_DOOR, C_RED)
+        return 0
+    if v == V_OPENDOOR:
+        rand_colors(wd, 4, cols)
+        for q in range(4):
+            rg_add_door(wd, rg, 1, 1, q, <int> cols[q], 0)
+        k = p[6] if p[6] >= 0 else rand_int(wd.rng, 0, 2)
+        if k == 0:
+            one(wd, L_OPEN, T_DOOR, cols[0], -1, p[7])
+        else:
+            one(wd, L_OPEN, T_DOOR, -1, rand_int(wd.rng, 0, 4), p[7])
+        return rg_place_agent(wd, rg, 1, 1)
+    if v == V_OPENTWO:
+        rand_colors(wd, 2, cols)
+        c = p[4] if p[4] >= 0 else cols[0]
+        c2 = p[6] if p[6] >= 0 else cols[1]
+        rg_add_door(wd, rg, 1, 1, 2, <int> c, 0)
+        rg_add_door(wd, rg, 1, 1, 0, <int> c2, 0)
+        if rg_place_agent(wd, rg, 1, 1):
+            return 1
+        wd.a[I_ROOT] = R_BEFORE
+        set_desc(wd, 0, T_DOOR, c, -1)
+        set_desc(wd, 1, T_DOOR, c2, -1)
+        set_leaf(wd, 0, L_OPEN, 0, 0, p[7])
+        set_leaf(wd, 1, L_OPEN, 1, 1, 0)
+        return 0
+    if v == V_OPENORDER:
+        rand_colors(wd, p[4], cols)
+        for q in range(p[4]):
+            rg_add_door(wd, rg, 1, 1, -1, <int> cols[q], 0)
+        if rg_place_agent(wd, rg, 1, 1):
+            return 1
+        i = rand_int(wd.rng, 0, p[4])
+        j = rand_int(wd.rng, 0, p[4] - 1)
+        if j >= i:
+            j += 1
+        k = rand_int(wd.rng, 0, 3)
+        wd.a[I_ROOT] = R_ONE if k == 0 else (R_BEFORE if k == 1 else R_AFTER)
+        set_desc(wd, 0, T_DOOR, cols[i], -1)
+        set_leaf(wd, 0, L_OPEN, 0, 0, p[7])
+        if k:
+            set_desc(wd, 1, T_DOOR, cols[j], -1)
+            set_leaf(wd, 1, L_OPEN, 1, 1, p[7])
+        return 0
+    if v == V_PICKUPDIST:
+        rc = rg_add_distractors(wd, rg, &objs, &dists, -1, -1, 5, True)
+        if rc:
+            return rc
+        if rg_place_agent(wd, rg, 0, 0):
+            return 1
+        k = rand_int(wd.rng, 0, dists.n)
+        q = rand_int(wd.rng, 0, 3)              # type, color, both
+        one(wd, L_PICKUP, 0 if q == 1 else dists.t[k], -1 if q == 0 else dists.c[k], -1,
+            p[7])
+        return 0
+    if v == V_PICKUPABOVE:
+        rc = bb_add_object(wd, rg, &objs, 1, 0, -1, -1)
+        if rc:
+            return rc
+        t = objs.t[0]
+        c = objs.c[0]
+        rg_add_door(wd, rg, 1, 1, 3, -1, 0)
+        if rg_place_agent(wd, rg, 1, 1) or rg_connect_all(wd, rg):
+            return 1
+        one(wd, L_PICKUP, t, c)
+        return 0
+    if v == V_UNLOCKLOCAL or v == V_KEYINBOX:
+        c = rg_add_door(wd, rg, 1, 1, -1, -1, 1)
+        if v == V_UNLOCKLOCAL:
+            rc = bb_add_object(wd, rg, &objs, 1, 1, T_KEY, <int> c)
+            if rc:
+                return rc
+            if p[5]:
+                rc = rg_add_distractors(wd, rg, &objs, &dists, 1, 1, 3, True)
+                if rc:
+                    return rc
+        else:
+            if rg_add_object(wd, rg, 1, 1, T_BOX, rand_color(wd)):
+                return 1
+            at(wd, wd.last_x, wd.last_y).ctype = T_KEY
+            at(wd, wd.last_x, wd.last_y).ccolor = <uint8_t> c
+        if rg_place_agent(wd, rg, 1, 1):
+            return 1
+        one(wd, L_OPEN, T_DOOR, -1)
+        return 0
+    if v == V_UNLOCKPICKUP or v == V_BLOCKEDUNLOCKPICKUP:
+        rc = bb_add_object(wd, rg, &objs, 1, 0, T_BOX, -1)
+        if rc:
+            return rc
+        t = objs.c[0]
+        c = rg_add_door(wd, rg, 0, 0, 0, -1, 1)
+        if v == V_BLOCKEDUNLOCKPICKUP:
+            put(wd, rg.r[0].dpx[0] - 1, rg.r[0].dpy[0], T_BALL, rand_color(wd), 0)
+        rc = bb_add_object(wd, rg, &objs, 0, 0, T_KEY, <int> c)
+        if rc:
+            return rc
+        if v == V_UNLOCKPICKUP and p[5]:
+            rc = rg_add_distractors(wd, rg, &objs, &dists, -1, -1, 4, True)
+            if rc:
+                return rc
+        if rg_place_agent(wd, rg, 0, 0):
+            return 1
+        one(wd, L_PICKUP, T_BOX, t if v == V_UNLOCKPICKUP else -1)
+        return 0
+    if v == V_UNLOCKTOUNLOCK:
+        rand_colors(wd, 2, cols)
+        rg_add_door(wd, rg, 0, 0, 0, <int> cols[0], 1)
+        rc = bb_add_object(wd, rg, &objs, 2, 0, T_KEY, <int> cols[0])
+        if rc:
+            return rc
+        rg_add_door(wd, rg, 1, 0, 0, <int> cols[1], 1)
+        rc = bb_add_object(wd, rg, &objs, 1, 0, T_KEY, <int> cols[1])
+        if rc:
+            return rc
+        if rg_add_object(wd, rg, 0, 0, T_BALL, -1):
+            return 1
+        if rg_place_agent(wd, rg, 1, 0):
+            return 1
+        one(wd, L_PICKUP, T_BALL, -1)
+        return 0
+    if v == V_PUTNEXT:
+        if rg_place_agent(wd, rg, 0, 0):
+            return 1
+        rc = rg_add_distractors(wd, rg, &objs, &dists, 0, 0, p[4], True)
+        if rc:
+            return rc
+        rc = rg_add_distractors(wd, rg, &objs, &objs_r, 1, 0, p[4], True)
+        if rc:
+            return rc
+        rg_remove_wall(wd, rg, 0, 0, 0)
+        i = rand_int(wd.rng, 0, dists.n)
+        j = rand_int(wd.rng, 0, objs_r.n)
+        dpos[0] = dists.t[i]
+        dpos[1] = dists.c[i]
+        dpos[2] = dists.x[i]
+        dpos[3] = dists.y[i]
+        wd.a[I_ROOT] = R_ONE
+        if rand_int(wd.rng, 0, 2) == 0:         # swap
+            set_desc(wd, 0, objs_r.t[j], objs_r.c[j], -1)
+            set_desc(wd, 1, dpos[0], dpos[1], -1)
+            wd.a[I_SX] = objs_r.x[j]
+            wd.a[I_SY] = objs_r.y[j]
+        else:
+            set_desc(wd, 0, dpos[0], dpos[1], -1)
+            set_desc(wd, 1, objs_r.t[j], objs_r.c[j], -1)
+            wd.a[I_SX] = dpos[2]
+            wd.a[I_SY] = dpos[3]
+        set_leaf(wd, 0, L_PUTNEXT, 0, 1, 0)
+        wd.a[I_START] = p[5]
+        return 0
+    if v == V_ACTIONOBJDOOR:
+        rc = rg_add_distractors(wd, rg, &objs, &dists, 1, 1, 5, True)
+        if rc:
+            return rc
+        for q in range(4):
+            c = rg_add_door(wd, rg, 1, 1, -1, -1, 0)
+            objs_add(wd, &dists, T_DOOR, c, 0, 0)
+        if rg_place_agent(wd, rg, 1, 1):
+            return 1
+        k = rand_int(wd.rng, 0, dists.n)
+        if rand_int(wd.rng, 0, 2) == 0:
+            one(wd, L_GOTO, dists.t[k], dists.c[k])
+        else:
+            one(wd, L_OPEN if dists.t[k] == T_DOOR else L_PICKUP, dists.t[k], dists.c[k])
+        return 0
+    if v == V_FINDOBJ:
+        i = rand_int(wd.rng, 0, rg.rows)
+        j = rand_int(wd.rng, 0, rg.cols)
+        rc = bb_add_object(wd, rg, &objs, i, j, -1, -1)
+        if rc:
+            return rc
+        if rg_place_agent(wd, rg, 1, 1) or rg_connect_all(wd, rg):
+            return 1
+        one(wd, L_PICKUP, objs.t[0], -1)
+        return 0
+    if v == V_KEYCORRIDOR:
+        for j in range(1, rg.rows):
+            rg_remove_wall(wd, rg, 1, j, 3)
+        k = rand_int(wd.rng, 0, rg.rows)
+        c = rg_add_door(wd, rg, 2, k, 2, -1, 1)
+        if rg_add_object(wd, rg, 2, k, <int> p[4], -1):
+            return 1
+        if rg_add_object(wd, rg, 0, rand_int(wd.rng, 0, rg.rows), T_KEY, <int> c):
+            return 1
+        if rg_place_agent(wd, rg, 1, rg.rows // 2) or rg_connect_all(wd, rg):
+            return 1
+        one(wd, L_PICKUP, p[4], -1)
+        return 0
+    if v == V_ONEROOM:
+        if rg_add_object(wd, rg, 0, 0, T_BALL, -1) or rg_random_agent(wd, rg):
+            return 1
+        one(wd, L_PICKUP, T_BALL, -1)
+        return 0
+    if v == V_MOVETWO:
+        if rg_place_agent(wd, rg, 0, 0):
+            return 1
+        rc = rg_add_distractors(wd, rg, &objs, &dists, 0, 0, p[4], True)
+        if rc:
+            return rc
+        rc = rg_add_distractors(wd, rg, &objs, &objs_r, 1, 0, p[4], True)
+        if rc:
+            return rc
+        rg_remove_wall(wd, rg, 0, 0, 0)
+        i = rand_int(wd.rng, 0, dists.n)         # objs_l = _rand_subset(objs_l, 2)
+        li = rand_int(wd.rng, 0, dists.n - 1)
+        if li >= i:
+            li += 1
+        j = rand_int(wd.rng, 0, objs_r.n)        # objs_r = _rand_subset(objs_r, 2)
+        lj = rand_int(wd.rng, 0, objs_r.n - 1)
+        if lj >= j:
+            lj += 1
+        wd.a[I_ROOT] = R_BEFORE                 # put a next to b, then c next to d
+        set_desc(wd, 0, dists.t[i], dists.c[i], -1)
+        set_desc(wd, 1, objs_r.t[j], objs_r.c[j], -1)
+        set_desc(wd, 2, objs_r.t[lj], objs_r.c[lj], -1)
+        set_desc(wd, 3, dists.t[li], dists.c[li], -1)
+        set_leaf(wd, 0, L_PUTNEXT, 0, 1, 0)
+        set_leaf(wd, 1, L_PUTNEXT, 2, 3, 0)
+        return 0
+    if v == V_PICKUPLOC:
+        # LevelGen.gen_mission: _rand_float(0, 1) < locked_room_prob (0): the draw only;
+        # connect_all (one room: nothing)
+        random_standard_uniform(wd.rng)
+        rc = rg_add_distractors(wd, rg, &objs, &dists, -1, -1, p[4], False)
+        if rc:
+            return rc
+        if rg_random_agent(wd, rg) or not objs_reachable(wd):
+            return 1
+        # rand_obj(types=["box", "ball", "key"]): until a description matches an object
+        for q in range(101):
+            c = rand_int(wd.rng, 0, 7)              # [None, *COLOR_NAMES]
+            t = T_BOX - rand_int(wd.rng, 0, 3)
+            k = rand_int(wd.rng, 0, 4) if rand_int(wd.rng, 0, 2) == 0 else -1
+            one(wd, L_PICKUP, t, -1 if c == 0 else NAME_COLOR[c - 1], k)
+            match_descs(wd, rg)
+            if wd.a[I_DESC + 3] > 0:
+                return 0
+        return 1                                    # RecursionError: start over
+    snprintf(wd.err, ERRMSG_LEN, "unknown BabyAI level %lld", <long long> v)
+    return 2
+
+
+cdef int gen_babyai(World* wd, const int64_t* p) noexcept nogil:
+    """RoomGridLevel._gen_grid's loop (a failed placement, connect_all or a rejected sample
+    starts over), the instruction's descriptions matched (tags, marks: the objects and
+    positions each tracks), the verifier's state reset, the mission code (registration's
+    _mission decodes it), the number of navigations (num_navs_needed), each movable object
+    an id (Cell.oid: preCarrying's identity)."""
     cdef RoomGrid rg
-    cdef int64_t restarts = 0, d, n, k, q, c, t, count
-    cdef int64_t ot[64]
-    cdef int64_t oc[64]
-    cdef bint bad
-    rg.rows = 1
-    rg.cols = 1
-    rg.rs = p[0]
+    cdef int64_t restarts = 0, q, l, n, nid = 0
+    cdef int rc
+    rg.rows = p[1]
+    rg.cols = p[2]
+    rg.rs = p[3]
     while True:
         restarts += 1
         if restarts > GEN_RESTARTS:
-            snprintf(wd.err, ERRMSG_LEN, "GoToLocal: no valid layout found")
+            snprintf(wd.err, ERRMSG_LEN, "BabyAI: no valid layout found")
             return 1
         memset(wd.g, 0, wd.w * wd.h * sizeof(Cell))
+        for q in range(I_ROOT, I_DESC + 4 * DESC_W):
+            wd.a[q] = 0
         rg_gen(wd, &rg)
-        q = rand_int(wd.rng, 0, rg.cols)
-        if rg_place_agent(wd, &rg, q, rand_int(wd.rng, 0, rg.rows)):
+        rc = babyai_mission(wd, &rg, p)
+        if rc == 2:
+            return 1
+        if rc == 1:
             continue
-        n = 0
-        bad = False
-        for d in range(p[1]):
-            c = rand_color(wd)
-            t = T_KEY + rand_int(wd.rng, 0, 3)
-            q = rand_int(wd.rng, 0, rg.cols)
-            k = rand_int(wd.rng, 0, rg.rows)
-            if rg_add_object(wd, &rg, q, k, <int> t, <int> c):
-                bad = True
-                break
-            ot[n] = t
-            oc[n] = c
-            n += 1
-        if bad or not objs_reachable(wd):
+        match_descs(wd, &rg)
+        if wd.a[I_LEAF] == L_PUTNEXT and putnext_invalid(wd, 0):
             continue
-        k = rand_int(wd.rng, 0, n)
+        if (wd.a[I_ROOT] != R_ONE and wd.a[I_LEAF + LEAF_W] == L_PUTNEXT
+                and putnext_invalid(wd, 1)):
+            continue
         break
-    count = 0
-    for q in range(wd.w * wd.h):
-        if wd.g[q].type == ot[k] and wd.g[q].color == oc[k]:
-            wd.g[q].tag = 1
-            count += 1
     mark_targets(wd)
-    wd.a[A_MISSION] = (0 if count == 1 else 1) * 18 + (ot[k] - T_KEY) * 6 + oc[k]
+    for q in range(wd.w * wd.h):
+        if wd.g[q].type == T_KEY or wd.g[q].type == T_BALL or wd.g[q].type == T_BOX:
+            nid += 1
+            wd.g[q].oid = <uint8_t> (nid if nid < 256 else 255)
+    wd.a[I_CX] = -1
+    wd.a[I_CY] = -1
+    n = 1 if wd.a[I_ROOT] == R_ONE else 2
+    wd.a[I_NAVS] = 0
+    wd.a[A_MISSION] = wd.a[I_ROOT]
+    for l in range(n):
+        wd.a[I_NAVS] += 2 if wd.a[I_LEAF + l * LEAF_W] == L_PUTNEXT else 1
+    wd.a[A_MISSION] += 4 * leaf_code(wd, 0)
+    if n == 2:
+        wd.a[A_MISSION] += 4 * MISSION_LEAF * leaf_code(wd, 1)
     return 0
+
+
+cdef void babyai_start(World* wd) noexcept nogil:
+    """PutNext's start_carrying, after the reset's observation (as minigrid's reset): the
+    object to move leaves the grid for the agent's hands (its cur_pos stays)."""
+    cdef Cell* c
+    if wd.a[I_START]:
+        c = at(wd, wd.a[I_SX], wd.a[I_SY])
+        wd.carry[0] = c[0]
+        clear(wd, wd.a[I_SX], wd.a[I_SY])
+        wd.a[I_CX] = wd.a[I_SX]
+        wd.a[I_CY] = wd.a[I_SY]
+
+
+cdef inline int64_t carried_id(World* wd) noexcept nogil:
+    return -1 if wd.carry.type == T_NONE else wd.carry.oid
+
+
+cdef int verify_leaf(World* wd, int64_t l, int64_t action) noexcept nogil:
+    """ActionInstr.verify_action: 0 continue, 1 success, 2 failure."""
+    cdef int64_t* f = wd.a + I_LEAF + l * LEAF_W
+    cdef int64_t d = wd.a[A_DIR], fx = wd.a[A_X] + DX[d], fy = wd.a[A_Y] + DY[d], pre, q
+    cdef int64_t px = -1, py = -1
+    cdef uint8_t tag = 0
+    cdef const Cell* front = &WALL_CELL
+    cdef bint found = False
+    if 0 <= fx < wd.w and 0 <= fy < wd.h:
+        front = at(wd, fx, fy)
+    if f[0] == L_GOTO:
+        return 1 if front != &WALL_CELL and wd.marks[fy * wd.w + fx] & (1 << f[1]) else 0
+    if f[0] == L_OPEN:
+        if action != 5:
+            return 0
+        if front.type == T_DOOR and front.tag & (1 << f[1]) and front.state == 0:
+            return 1
+        if f[3] and front.type == T_DOOR:
+            return 2
+        return 0
+    pre = f[4]
+    f[4] = carried_id(wd)
+    if f[0] == L_PICKUP:
+        if action != 3:
+            return 0
+        if pre == -1 and wd.carry.type != T_NONE and wd.carry.tag & (1 << f[1]):
+            return 1
+        if f[3] and wd.carry.type != T_NONE:
+            return 2
+        return 0
+    # PutNext
+    if f[3] and action == 3 and wd.carry.type != T_NONE:
+        return 2
+    if action != 4 or pre < 1:
+        return 0
+    for q in range(wd.w * wd.h):
+        if wd.g[q].type != T_NONE and wd.g[q].oid == pre:
+            px = q % wd.w
+            py = q // wd.w
+            tag = wd.g[q].tag
+            found = True
+            break
+    if not found and wd.carry.type != T_NONE and wd.carry.oid == pre:
+        px = wd.a[I_CX]
+        py = wd.a[I_CY]
+        tag = wd.carry.tag
+        found = True
+    if not found or not tag & (1 << f[1]):
+        return 0
+    for q in range(wd.w * wd.h):
+        if wd.marks[q] & (1 << f[2]) and llabs(q % wd.w - px) + llabs(q // wd.w - py) == 1:
+            return 1
+    return 0
+
+
+cdef int verify_instr(World* wd, int64_t action) noexcept nogil:
+    """instrs.verify(action): 0 continue, 1 success, 2 failure."""
+    cdef int64_t root = wd.a[I_ROOT]
+    cdef int r
+    if root == R_ONE:
+        return verify_leaf(wd, 0, action)
+    if root == R_AND:
+        if not wd.a[I_ADONE]:
+            wd.a[I_ADONE] = verify_leaf(wd, 0, action) == 1
+        if not wd.a[I_BDONE]:
+            wd.a[I_BDONE] = verify_leaf(wd, 1, action) == 1
+        return 1 if wd.a[I_ADONE] and wd.a[I_BDONE] else 0
+    # Before: a then b; After: b then a
+    if (wd.a[I_ADONE] if root == R_BEFORE else wd.a[I_BDONE]):
+        r = verify_leaf(wd, 1 if root == R_BEFORE else 0, action)
+        return r
+    r = verify_leaf(wd, 0 if root == R_BEFORE else 1, action)
+    if r == 1:
+        wd.a[I_ADONE if root == R_BEFORE else I_BDONE] = 1
+        return verify_instr(wd, action)
+    return r
 
 
 # ---------------------------------------------------------------------------- more
@@ -1375,7 +2152,7 @@ cdef int generate(int kind, World* wd, const int64_t* p) noexcept nogil:
     if kind == K_MULTIROOM:
         return gen_multiroom(wd, p)
     if kind == K_GOTOLOCAL:
-        return gen_gotolocal(wd, p)
+        return gen_babyai(wd, p)
     if kind == K_DISTSHIFT:
         return gen_distshift(wd, p)
     if kind == K_REDBLUE:
@@ -1780,7 +2557,11 @@ cdef class MiniGridPool(Engine):
             return ST_ENGINE_ERROR
         wd.a[A_STEPS] = 0
         wd.a[A_MAX] = p[P_MAX]
+        if self.kind == K_GOTOLOCAL and p[P_MAX] < 0:  # RoomGridLevel: per instruction
+            wd.a[A_MAX] = -p[P_MAX] * wd.a[I_NAVS]
         self.gen_obs(i, &wd)
+        if self.kind == K_GOTOLOCAL:
+            babyai_start(&wd)
         return ST_OK
 
     cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil:
@@ -1855,11 +2636,15 @@ cdef class MiniGridPool(Engine):
         if self.kind == K_GOTOLOCAL:
             if a == 4:                          # RoomGridLevel: update_objs_poss on drop
                 mark_targets(&wd)
-            d = wd.a[A_DIR]
-            fx = wd.a[A_X] + DX[d]
-            fy = wd.a[A_Y] + DY[d]
-            if 0 <= fx < wd.w and 0 <= fy < wd.h and wd.marks[fy * wd.w + fx]:
+            if a == 3 and not carried0 and k.type != T_NONE:
+                wd.a[I_CX] = -1                 # a picked-up object's cur_pos
+                wd.a[I_CY] = -1
+            b = verify_instr(&wd, a)
+            if b == 1:
                 r.rew[0] = 1.0 - 0.9 * (<double> wd.a[A_STEPS] / <double> wd.a[A_MAX])
+                r.term[0] = 1
+            elif b == 2:
+                r.rew[0] = 0.0
                 r.term[0] = 1
         elif self.kind == K_UNLOCK:
             if a == 5 and at(&wd, wd.a[A_X0], wd.a[A_X0 + 1]).state == 0:

@@ -6,7 +6,8 @@ time limit of gymnasium's (the env truncates itself at ``max_steps``). The obser
 minigrid's Dict (gymnasium orders its keys): ``direction`` (int64), ``image`` (the
 (view, view, 3) uint8 encoding) and ``mission``, a Text leaf: the kernel writes a mission
 code, and the pool maps codes to the cached str objects of ``MISSIONS`` (a batch is a tuple
-of str, as gymnasium's SyncVectorEnv batches minigrid's MissionSpace).
+of str, as gymnasium's SyncVectorEnv batches minigrid's MissionSpace); BabyAI's codes encode
+the instruction (``_mission``), each str made at its first use, then cached.
 
 Kwargs: the grid's size and ``agent_view_size`` are per pool (they size the grids and the
 image); ``max_steps``, ``see_through_walls`` and the generators' start positions are per
@@ -74,9 +75,61 @@ MISSIONS = {
                    for t in ("key", "ball") for c in _COLORS),
     K_UNLOCKPICKUP: tuple(f"pick up the {c} {t}" for t in _OBJ_TYPES for c in _COLORS),
     K_BLOCKEDUNLOCK: tuple(f"pick up the {c} {t}" for t in _OBJ_TYPES for c in _COLORS),
-    K_GOTOLOCAL: tuple(f"go to {a} {c} {t}" for a in ("the", "a") for t in _OBJ_TYPES
-                       for c in _COLORS),
 }
+
+
+# BabyAI (K_GOTOLOCAL): the kernel writes the instruction's code (_minigrid.pyx gen_babyai):
+# root + 4 * (leaf a + 490000 * leaf b), leaf = action + 4 * (desc + 350 * desc fixed),
+# desc = ((type * 7 + colour + 1) * 5 + loc + 1) * 2 + (more than one object matched)
+_ACTIONS = ("go to ", "open ", "pick up ", "put ")
+_DESC_TYPES = (None, "key", "ball", "box", "door")
+_LOCS = (None, " on your left", " on your right", " in front of you", " behind you")
+
+
+def _desc_surface(code):
+    """ObjDesc.surface."""
+    code, many = divmod(code, 2)
+    code, loc = divmod(code, 5)
+    t, c = divmod(code, 7)
+    s = _DESC_TYPES[t] or "object"
+    if c:
+        s = f"{_COLORS[c - 1]} {s}"
+    return ("a " if many else "the ") + s + (_LOCS[loc] or "")
+
+
+def _leaf_surface(code):
+    code, action = divmod(code, 4)
+    fixed, move = divmod(code, 350)
+    if action == 3:
+        return f"put {_desc_surface(move)} next to {_desc_surface(fixed)}"
+    return _ACTIONS[action] + _desc_surface(move)
+
+
+def _mission(code):
+    """The mission (surface) of a BabyAI instruction code."""
+    code, root = divmod(code, 4)
+    b, a = divmod(code, 490000)
+    if root == 0:
+        return _leaf_surface(a)
+    sep = (", then ", " after you ", " and ")[root - 1]
+    return _leaf_surface(a) + sep + _leaf_surface(b)
+
+
+class _Missions(dict):
+    """code -> mission str, each made once (then the cached str)."""
+
+    def __missing__(self, code):
+        s = self[code] = _mission(code)
+        return s
+
+
+class _MissionLeaf(TextLeaf):
+    """A TextLeaf whose strings are made on first use (BabyAI's codes are too many to list);
+    one per pool."""
+
+    def __init__(self, name):
+        self.name = name
+        self.strings = _Missions()
 
 _MAX_SIZE = 512         # grids are (size * size) cells per env
 _MAX_VIEW = 255         # the image is (view, view, 3) per env
@@ -238,12 +291,85 @@ def _multiroom_check(env_id, kw):
     _common(env_id, kw, None)
 
 
+# BabyAI's levels (K_GOTOLOCAL's variants, _minigrid.pyx V_*)
+(V_GOTO, V_REDBALL, V_REDBLUE, V_IMPUNLOCK, V_DOOR, V_OBJDOOR, V_OPEN, V_OPENRED, V_OPENDOOR,
+ V_OPENTWO, V_OPENORDER, V_PICKUP, V_UNBLOCKPICKUP, V_PICKUPDIST, V_PICKUPABOVE, V_UNLOCK,
+ V_UNLOCKLOCAL, V_KEYINBOX, V_UNLOCKPICKUP, V_BLOCKEDUNLOCKPICKUP, V_UNLOCKTOUNLOCK,
+ V_PUTNEXTLOCAL, V_PUTNEXT, V_ACTIONOBJDOOR, V_FINDOBJ, V_KEYCORRIDOR, V_ONEROOM,
+ V_MOVETWO, V_PICKUPLOC) = range(29)
+# the kwarg that is the config's n (the objects / doors) and its range, per variant
+_BABYAI_N = {V_PUTNEXTLOCAL: ("num_objs", 2, 18), V_PUTNEXT: ("objs_per_room", 1, 9),
+             V_OPENORDER: ("num_doors", 2, 4), V_GOTO: ("num_dists", 1, 64),
+             V_MOVETWO: ("objs_per_room", 2, 9)}
+_BABYAI_FLAGS = ("doors_open", "distractors", "start_carrying", "_grey")
+_BABYAI_STRICT = ("debug", "strict")
+
+
+def _babyai_shape(kw):
+    """RoomGrid's grid: (num_cols * (room_size - 1) + 1, num_rows * (room_size - 1) + 1)."""
+    rs = kw["room_size"]
+    return (kw["num_cols"] * (rs - 1) + 1, kw["num_rows"] * (rs - 1) + 1)
+
+
+def _color(env_id, kw, name):
+    if kw.get(name) is not None and kw[name] not in _COLORS:
+        raise ValueError(f"{env_id}: {name} must be None or one of {_COLORS}, got "
+                         f"{kw[name]!r}")
+
+
 def _gotolocal_check(env_id, kw):
-    # room_size <= 32: the pool's reachability check works on at most 32 * 32 cells;
-    # num_dists <= 64 and at least 1 (minigrid picks the instruction among them)
-    _int(env_id, "room_size", kw["room_size"], 3, 32)
-    _int(env_id, "num_dists", kw["num_dists"], 1, 64)
+    # the pool's reachability test works on at most 32 * 32 cells, its room grid on at most
+    # 16 rooms
+    v = kw["_variant"]
+    _int(env_id, "room_size", kw["room_size"], 4 if v == V_PUTNEXT else 3, 32)
+    _int(env_id, "num_rows", kw["num_rows"], 1, 16)
+    _int(env_id, "num_cols", kw["num_cols"], 1, 16)
+    if kw["num_rows"] * kw["num_cols"] > 16:
+        raise ValueError(f"{env_id}: at most 16 rooms (num_rows * num_cols), got "
+                         f"{kw['num_rows']} * {kw['num_cols']}")
+    w, h = _babyai_shape(kw)
+    if w * h > 1024:
+        raise ValueError(f"{env_id}: the grid ({w} x {h}) must hold at most 1024 cells")
+    # num_dists >= 1 where minigrid picks the instruction among the distractors; PutNext's
+    # objects all unique (18 kinds); OpenDoorsOrder's doors on one room's 4 walls
+    name, low, high = _BABYAI_N.get(v, ("num_dists", 0, 64))
+    if name in kw:
+        _int(env_id, name, kw[name], low, high)
+    for name in (*_BABYAI_FLAGS, *_BABYAI_STRICT):
+        if name in kw:
+            _bool(env_id, kw, name)
+    if kw.get("select_by", None) not in (None, "color", "loc"):
+        raise ValueError(f"{env_id}: select_by must be None, 'color' or 'loc', got "
+                         f"{kw['select_by']!r}")
+    if "obj_type" in kw and kw["obj_type"] not in _OBJ_TYPES:
+        raise ValueError(f"{env_id}: obj_type must be one of {_OBJ_TYPES}, got "
+                         f"{kw['obj_type']!r}")
+    _color(env_id, kw, "first_color")
+    _color(env_id, kw, "second_color")
     _common(env_id, kw, None)
+
+
+def _babyai_config(kw):
+    """[max_steps, see_through_walls, variant, num_rows, num_cols, room_size, n, flag, sel,
+    strict]; max_steps < 0: RoomGridLevel's own, the number of navigations the instruction
+    needs times room_size ** 2 * num_rows * num_cols (the kernel multiplies)."""
+    v = kw["_variant"]
+    steps = kw["max_steps"]
+    if steps is None:               # the class's k * room_size ** 2, or RoomGridLevel's
+        steps = kw["room_size"] ** 2 * (kw["_steps"] or -kw["num_rows"] * kw["num_cols"])
+    n = kw.get(_BABYAI_N.get(v, ("num_dists",))[0], 0)
+    sel = {None: -1, "color": 0, "loc": 1}[kw.get("select_by")] if v == V_OPENDOOR else 0
+    if v == V_OPENTWO:
+        n, sel = (-1 if kw[k] is None else _COLORS.index(kw[k])
+                  for k in ("first_color", "second_color"))
+    if v == V_GOTO:
+        sel = int(kw.get("_goto_obj", False))
+    if v == V_KEYCORRIDOR:
+        n = T_KEY + _OBJ_TYPES.index(kw["obj_type"])
+    flag = any(bool(kw.get(k, False)) for k in _BABYAI_FLAGS)
+    strict = any(bool(kw.get(k, False)) for k in _BABYAI_STRICT)
+    return [steps, 0, v, kw["num_rows"], kw["num_cols"], kw["room_size"], n, int(flag), sel,
+            int(strict)]
 
 
 def _start(kw, name_pos="agent_start_pos", name_dir="agent_start_dir"):
@@ -333,10 +459,7 @@ _GENERATORS = {
     K_MULTIROOM: (lambda kw: (kw["width"], kw["height"]), _multiroom_check,
                   lambda kw: [_steps_or(kw, kw["maxNumRooms"] * 20), int(kw["see_through_walls"]),
                               kw["minNumRooms"], kw["maxNumRooms"], kw["maxRoomSize"]]),
-    # RoomGridLevel: max_steps None is num_navs (1) * room_size ** 2 (one room)
-    K_GOTOLOCAL: (lambda kw: (kw["room_size"], kw["room_size"]), _gotolocal_check,
-                  lambda kw: [_steps_or(kw, kw["room_size"] ** 2), 0, kw["room_size"],
-                              kw["num_dists"]]),
+    K_GOTOLOCAL: (_babyai_shape, _gotolocal_check, _babyai_config),
     K_DISTSHIFT: (lambda kw: (kw["width"], kw["height"]), _distshift_check,
                   lambda kw: [_steps_or(kw, 4 * kw["width"] * kw["height"]), 1, *_start(kw),
                               kw["strip2_row"]]),
@@ -535,7 +658,13 @@ def _spaces(kw, kind, mode=0, tile=0):
     return gym.spaces.Dict(spaces)
 
 
+def _with(variant, kw):
+    """A BabyAI level's kwargs: its fixed values (the spec's variant dict) under the user's."""
+    return {**variant, **kw} if isinstance(variant, dict) else kw
+
+
 def _config(kind, variant, kw):
+    kw = _with(variant, kw)
     if kind == K_OBSTRUCTED:
         return _obstructed_config(kw, variant)
     return _GENERATORS[kind][2](kw)
@@ -544,7 +673,7 @@ def _config(kind, variant, kw):
 def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwargs):
     from cypool.minigrid._minigrid import MiniGridPool
 
-    kw = fam.kwargs
+    kw = _with(variant, fam.kwargs)
     mode, bonus, tile = check_wrappers(fam.env_id, kind, fam.make_kwargs["wrappers"])
     w, h = _GENERATORS[kind][0](kw)
     engine = MiniGridPool(num_envs, num_threads, max_episode_steps,
@@ -555,7 +684,8 @@ def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwa
     structure = None                    # ImgObsWrapper: one Box, output "obs"
     if not mode & O_IMG:
         structure = {"direction": "obs", "image": "obs.image",
-                     "mission": TextLeaf("obs.mission", MISSIONS[kind])}
+                     "mission": (_MissionLeaf("obs.mission") if kind == K_GOTOLOCAL
+                                 else TextLeaf("obs.mission", MISSIONS[kind]))}
         if mode & O_GOAL:
             structure["goal_direction"] = "obs.goal_direction"
         structure = ("dict", {k: structure[k] for k in sorted(structure)})
@@ -578,9 +708,9 @@ def _check_render(env_id, kw):
         _int(env_id, "screen_size", kw["screen_size"], 1)
 
 
-def _check(env_id, kind, kw):
+def _check(env_id, kind, variant, kw):
     _check_render(env_id, kw)
-    _GENERATORS[kind][1](env_id, kw)
+    _GENERATORS[kind][1](env_id, _with(variant, kw))
 
 
 def _render(env_id, engine, ids, mode, kw):
@@ -599,10 +729,11 @@ def _spec(env_id, kind, kwargs, n_actions=7, variant=None):
               "agent_pov": Kwarg(False, kind="any", scope="pool"),
               "highlight": Kwarg(True, kind="any"), "screen_size": Kwarg(640, kind="any"),
               "wrappers": Kwarg(None, kind="any", scope="make")}
-    default = {name: k.default for name, k in kwargs.items() if k.scope != "make"}
+    default = _with(variant, {name: k.default for name, k in kwargs.items()
+                              if k.scope != "make"})
     return FamilySpec(
         env_id, _POOL, _spaces(default, kind), gym.spaces.Discrete(n_actions), kwargs=kwargs,
-        max_episode_steps=None, check_kwargs=partial(_check, env_id, kind),
+        max_episode_steps=None, check_kwargs=partial(_check, env_id, kind, variant),
         build=partial(_build, kind, variant), configure=partial(_configure, kind, variant),
         render=partial(_render, env_id), render_modes=("rgb_array",), render_fps=10,
         module=_MODULE)
@@ -618,6 +749,23 @@ def _empty(env_id, size, random):
         "agent_start_pos": Kwarg(None if random else (1, 1), kind="any"),
         "agent_start_dir": Kwarg(0, kind="any"),
         "max_steps": _steps()})
+
+
+_ONE_ROOM = {"num_rows": 1, "num_cols": 1}
+
+
+def _babyai(env_id, variant, kwargs, fixed=None, steps=None):
+    """A BabyAI level: its class's kwargs (``kwargs``: name -> default; the grid's sizes per
+    pool) and max_steps; ``fixed``: what the class sets itself (no kwargs); ``steps``: the
+    class's max_steps default, steps * room_size ** 2 (None: RoomGridLevel's, per
+    instruction)."""
+    pool = ("room_size", "num_rows", "num_cols")
+    values = {"room_size": 8, "num_rows": 3, "num_cols": 3, **(fixed or {}),
+              "_variant": variant, "_steps": steps}
+    spec_kw = {name: Kwarg(d, kind="any", scope="pool" if name in pool else "env")
+               for name, d in kwargs.items()}
+    spec_kw["max_steps"] = _steps()
+    return _spec(env_id, K_GOTOLOCAL, spec_kw, variant=values)
 
 
 def _doorkey(env_id, size):
@@ -666,13 +814,86 @@ SPECS = (
       # N4-S5-v0 is minigrid's legacy id: 6 rooms
       for name, n, s in (("N2-S4-v0", 2, 4), ("N4-S5-v0", 6, 5), ("N4-S5-v1", 4, 5),
                          ("N6-v0", 6, 10))),
-    *(_spec(f"BabyAI-GoToLocal{name}-v0", K_GOTOLOCAL, {
-        "room_size": Kwarg(s, kind="any", scope="pool"), "num_dists": Kwarg(n, kind="any"),
-        "max_steps": _steps()})
+    *(_babyai(f"BabyAI-GoToLocal{name}-v0", V_GOTO, {"room_size": s, "num_dists": n},
+              fixed=_ONE_ROOM)
       for name, s, n in (("", 8, 8), ("S5N2", 5, 2), ("S6N2", 6, 2), ("S6N3", 6, 3),
                          ("S6N4", 6, 4), ("S7N4", 7, 4), ("S7N5", 7, 5), ("S8N2", 8, 2),
                          ("S8N3", 8, 3), ("S8N4", 8, 4), ("S8N5", 8, 5), ("S8N6", 8, 6),
                          ("S8N7", 8, 7))),
+    *(_babyai(f"BabyAI-GoToRedBall{name}-v0", V_REDBALL, {"room_size": 8, "num_dists": 7},
+              fixed={**_ONE_ROOM, "_grey": grey})
+      for name, grey in (("Grey", True), ("", False))),
+    _babyai("BabyAI-GoToRedBallNoDists-v0", V_REDBALL, {}, fixed={**_ONE_ROOM, "num_dists": 0}),
+    *(_babyai(f"BabyAI-GoToObj{name}", V_GOTO, {"room_size": s},
+              fixed={**_ONE_ROOM, "num_dists": 1, "_goto_obj": True})
+      for name, s in (("-v0", 8), ("S4-v0", 4), ("S6-v1", 6))),
+    *(_babyai(f"BabyAI-GoTo{name}-v0", V_GOTO, {
+        "room_size": s, "num_rows": r, "num_cols": r, "num_dists": n, "doors_open": o})
+      for name, s, r, n, o in (
+          ("", 8, 3, 18, False), ("Open", 8, 3, 18, True), ("ObjMaze", 8, 3, 1, False),
+          ("ObjMazeOpen", 8, 3, 1, True), ("ObjMazeS4R2", 4, 2, 1, False),
+          ("ObjMazeS4", 4, 3, 1, False), ("ObjMazeS5", 5, 3, 1, False),
+          ("ObjMazeS6", 6, 3, 1, False), ("ObjMazeS7", 7, 3, 1, False))),
+    _babyai("BabyAI-GoToRedBlueBall-v0", V_REDBLUE, {"room_size": 8, "num_dists": 7},
+            fixed=_ONE_ROOM),
+    _babyai("BabyAI-GoToImpUnlock-v0", V_IMPUNLOCK, {}),
+    _babyai("BabyAI-GoToDoor-v0", V_DOOR, {}, fixed={"room_size": 7}),
+    _babyai("BabyAI-GoToObjDoor-v0", V_OBJDOOR, {}),
+    _babyai("BabyAI-Open-v0", V_OPEN, {}, fixed={"num_dists": 18}),
+    _babyai("BabyAI-OpenRedDoor-v0", V_OPENRED, {}, fixed={"room_size": 5, "num_rows": 1,
+                                                          "num_cols": 2}),
+    *(_babyai(f"BabyAI-OpenDoor{name}-v0", V_OPENDOOR, {"debug": debug, "select_by": sel})
+      for name, debug, sel in (("", False, None), ("Debug", True, None),
+                               ("Color", False, "color"), ("Loc", False, "loc"))),
+    *(_babyai(f"BabyAI-Open{name}-v0", V_OPENTWO, {
+        "first_color": first, "second_color": second, "strict": strict},
+        fixed={"room_size": 6}, steps=20)
+      for name, first, second, strict in (("TwoDoors", None, None, False),
+                                          ("RedBlueDoors", "red", "blue", False),
+                                          ("RedBlueDoorsDebug", "red", "blue", True))),
+    *(_babyai(f"BabyAI-OpenDoorsOrderN{n}{'Debug' if debug else ''}-v0", V_OPENORDER, {
+        "num_doors": n, "debug": debug}, fixed={"room_size": 6}, steps=20)
+      for debug in (False, True) for n in (2, 4)),
+    _babyai("BabyAI-Pickup-v0", V_PICKUP, {}, fixed={"num_dists": 18}),
+    _babyai("BabyAI-UnblockPickup-v0", V_UNBLOCKPICKUP, {}, fixed={"num_dists": 20}),
+    *(_babyai(f"BabyAI-PickupDist{name}-v0", V_PICKUPDIST, {"debug": debug},
+              fixed={**_ONE_ROOM, "room_size": 7})
+      for name, debug in (("", False), ("Debug", True))),
+    _babyai("BabyAI-PickupAbove-v0", V_PICKUPABOVE, {}, fixed={"room_size": 6}, steps=8),
+    _babyai("BabyAI-Unlock-v0", V_UNLOCK, {}),
+    *(_babyai(f"BabyAI-UnlockLocal{name}-v0", V_UNLOCKLOCAL, {"distractors": d})
+      for name, d in (("", False), ("Dist", True))),
+    _babyai("BabyAI-KeyInBox-v0", V_KEYINBOX, {}),
+    # UnlockPickup: minigrid tests `max is None` (the builtin): RoomGridLevel's max_steps
+    *(_babyai(f"BabyAI-UnlockPickup{name}-v0", V_UNLOCKPICKUP, {"distractors": d},
+              fixed={"room_size": 6, "num_rows": 1, "num_cols": 2})
+      for name, d in (("", False), ("Dist", True))),
+    _babyai("BabyAI-BlockedUnlockPickup-v0", V_BLOCKEDUNLOCKPICKUP, {},
+            fixed={"room_size": 6, "num_rows": 1, "num_cols": 2}, steps=16),
+    _babyai("BabyAI-UnlockToUnlock-v0", V_UNLOCKTOUNLOCK, {},
+            fixed={"room_size": 6, "num_rows": 1, "num_cols": 3}, steps=30),
+    *(_babyai(f"BabyAI-PutNextLocal{name}-v0", V_PUTNEXTLOCAL, {"room_size": s, "num_objs": n},
+              fixed=_ONE_ROOM)
+      for name, s, n in (("", 8, 8), ("S5N3", 5, 3), ("S6N4", 6, 4))),
+    *(_babyai(f"BabyAI-PutNextS{s}N{n}{'Carrying' if c else ''}-v0", V_PUTNEXT, {
+        "room_size": s, "objs_per_room": n, "start_carrying": c},
+        fixed={"num_rows": 1, "num_cols": 2}, steps=8)
+      for s, n, c in ((4, 1, False), (5, 2, False), (5, 1, False), (6, 3, False),
+                      (7, 4, False), (5, 2, True), (6, 3, True), (7, 4, True))),
+    _babyai("BabyAI-ActionObjDoor-v0", V_ACTIONOBJDOOR, {}, fixed={"room_size": 7}),
+    *(_babyai(f"BabyAI-FindObjS{s}-v0", V_FINDOBJ, {"room_size": s}, steps=20)
+      for s in (5, 6, 7)),
+    *(_babyai(f"BabyAI-KeyCorridor{name}-v0", V_KEYCORRIDOR, {
+        "num_rows": r, "obj_type": "ball", "room_size": s}, steps=30)
+      for name, s, r in (("", 6, 3), ("S3R1", 3, 1), ("S3R2", 3, 2), ("S3R3", 3, 3),
+                         ("S4R3", 4, 3), ("S5R3", 5, 3), ("S6R3", 6, 3))),
+    *(_babyai(f"BabyAI-OneRoomS{s}-v0", V_ONEROOM, {"room_size": s}, fixed=_ONE_ROOM)
+      for s in (8, 12, 16, 20)),
+    _babyai("BabyAI-PickupLoc-v0", V_PICKUPLOC, {"room_size": 8},
+            fixed={**_ONE_ROOM, "num_dists": 8}),
+    *(_babyai(f"BabyAI-MoveTwoAcrossS{s}N{n}-v0", V_MOVETWO, {
+        "room_size": s, "objs_per_room": n}, fixed={"num_rows": 1, "num_cols": 2}, steps=16)
+      for s, n in ((5, 2), (8, 9))),
     *(_spec(f"MiniGrid-DistShift{k}-v0", K_DISTSHIFT, {
         "width": Kwarg(9, kind="any", scope="pool"), "height": Kwarg(7, kind="any", scope="pool"),
         "agent_start_pos": Kwarg((1, 1), kind="any"), "agent_start_dir": Kwarg(0, kind="any"),
