@@ -108,18 +108,20 @@ def parse_env_ids(env_ids, n: int) -> np.ndarray:
     return ids.astype(np.int64)
 
 
-def parse_reset_options(options, n: int, first: bool) -> np.ndarray:
+def parse_reset_options(options, n: int, first: bool, extra=()) -> np.ndarray:
     """The envs ``reset(options=...)`` resets, as an (n,) bool mask: every env, or
-    ``options["reset_mask"]`` (a copy; ``first``: the first reset, which must reset all)."""
+    ``options["reset_mask"]`` (a copy; ``first``: the first reset, which must reset all).
+    ``extra``: the family's own option keys (its ``reset_options`` checks their values)."""
     mask = np.ones(n, np.bool_)
     if options is None:
         return mask
     if not isinstance(options, dict):
         raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-    unknown = set(options) - {"reset_mask"}
+    unknown = set(options) - {"reset_mask", *extra}
     if unknown:
-        raise ValueError(f"unknown reset option(s) {sorted(unknown)}; cypool takes only "
-                         "'reset_mask'")
+        known = ", ".join(repr(k) for k in ("reset_mask", *extra))
+        raise ValueError(f"unknown reset option(s) {sorted(unknown)}; this env takes only "
+                         f"{known}")
     if "reset_mask" in options:
         rm = options["reset_mask"]
         if not isinstance(rm, np.ndarray):

@@ -167,6 +167,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed=None, options: dict | None = None):
         """Reset every env (or those in ``options["reset_mask"]``) and return the full batch.
+        A family may take more options (``family.reset_option_keys``: the maze ids' cells).
 
         ``seed``: an int s seeds env i with s + i, a list gives one seed (or None) per env, None
         continues each env's stream. The reset runs in the native loop like a step. In async
@@ -175,11 +176,16 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
         with self._recv_lock, self._lock:       # the order recv() takes them in
             self._check_open()
             pool = self.pool
-            mask = parse_reset_options(options, self.num_envs, not self._has_reset)
+            keys = getattr(pool.family, "reset_option_keys", ())
+            mask = parse_reset_options(options, self.num_envs, not self._has_reset, keys)
             seeds = self._parse_seeds(seed)
+            # the family's own options, checked now; applied once nothing else is queued
+            apply = pool.family.reset_options(options, mask) if keys and options else None
             pool.drain()                        # queued autoresets must not use the new seeds
             pool.seed(seeds, mask)
             pool.set_reset_ops(mask)
+            if apply is not None:
+                apply()
             self._has_reset = True
             pool.run()
             e = pool.engine

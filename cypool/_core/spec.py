@@ -350,6 +350,12 @@ class FamilySpec:
         ``env.call(name, ...)`` (and SB3's ``env_method``) run for the whole pool at once,
         given each env's complete kwargs; ``fn`` returns one result per env (Gymnasium-
         Robotics' ``compute_reward`` on a batch of goals, as HER calls it).
+    reset_option_keys, reset_options
+        The family's own ``reset(options=...)`` keys, beside ``reset_mask``, and
+        ``reset_options(fam, options, mask)``: checks their values before any env moves
+        (ValueError) and returns a function that writes them in, which ``reset`` calls once
+        the pool has drained and the reset's seeds are in (the maze ids' ``goal_cell`` and
+        ``reset_cell``).
     """
 
     env_id: str
@@ -375,6 +381,8 @@ class FamilySpec:
     action_dtype_of: Callable | None = None
     native: NativeStep | None = None
     methods: dict | None = None
+    reset_option_keys: tuple = ()
+    reset_options: Callable | None = None
     check_env_kwargs: Callable | None = None
     set_max_episode_steps: Callable | None = None
 
@@ -1003,6 +1011,15 @@ class SpecFamily:
 
     def extra_info(self, info, kinds, ids):
         pass
+
+    @property
+    def reset_option_keys(self):
+        """The spec's own reset option keys (beside ``reset_mask``)."""
+        return self.spec.reset_option_keys
+
+    def reset_options(self, options, mask):
+        """Check the spec's own reset options; the function that writes them in."""
+        return self.spec.reset_options(self, options, mask)
 
 
 def _engine_configure(fam, ids, kwargs):

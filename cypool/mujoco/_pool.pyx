@@ -796,12 +796,48 @@ cdef class MjPool(Engine):
         return self.render_frames(ids, True, False, backend)[0]
 
     def render_frames(self, const int64_t[::1] ids, bint rgb, bint depth,
-                      int backend=CP_GL_AUTO):
+                      int backend=CP_GL_AUTO, bint forward=False, site_ids=None,
+                      site_xpos=None, qpos_adr=None, qpos=None, qvel_adr=None, qvel=None):
         """(rgb, depth) of envs `ids`, each None unless asked for: rgb as render_rgb's, depth
         (len(ids), height, width) float32, the depth buffer gymnasium's depth_array reads
-        (one render gives both, as gymnasium's rgbd_tuple)."""
+        (one render gives both, as gymnasium's rgbd_tuple).
+        Before the frames (gymnasium-robotics' render callbacks): qpos_adr / qvel_adr (k
+        addresses) with qpos / qvel ((len(ids), k)) write those values into each env's data
+        (kept: the reference's callback moves its target joint so); forward then runs
+        mj_forward on each env's data; site_ids (k site ids) with site_xpos
+        ((len(ids), k, 3)) last write those sites' world positions into each env's data
+        (visual-only sites, e.g. goals)."""
         cdef char err[1024]
         cdef int rc
+        cdef Py_ssize_t k, j, c, ns = 0
+        cdef const int64_t[::1] sid
+        cdef const double[:, :, ::1] sx
+        cdef const int64_t[::1] qa, va
+        cdef const double[:, ::1] qv, vv
+        cdef Py_ssize_t nq = 0, nvv = 0
+        if qpos_adr is not None:
+            qa = np.ascontiguousarray(qpos_adr, np.int64)
+            qv = np.ascontiguousarray(qpos, np.float64)
+            nq = qa.shape[0]
+            if qv.shape[0] != ids.shape[0] or qv.shape[1] != nq or \
+                    any(not 0 <= a < self.m.nq for a in qa):
+                raise ValueError("cypool: bad qpos_adr / qpos for rendering")
+        if qvel_adr is not None:
+            va = np.ascontiguousarray(qvel_adr, np.int64)
+            vv = np.ascontiguousarray(qvel, np.float64)
+            nvv = va.shape[0]
+            if vv.shape[0] != ids.shape[0] or vv.shape[1] != nvv or \
+                    any(not 0 <= a < self.m.nv for a in va):
+                raise ValueError("cypool: bad qvel_adr / qvel for rendering")
+        if site_ids is not None:
+            sid = np.ascontiguousarray(site_ids, np.int64)
+            sx = np.ascontiguousarray(site_xpos, np.float64)
+            ns = sid.shape[0]
+            if sx.shape[0] != ids.shape[0] or sx.shape[1] != ns or sx.shape[2] != 3:
+                raise ValueError("cypool: site_xpos must have shape (len(ids), len(site_ids), 3)")
+            for j in range(ns):
+                if not 0 <= sid[j] < self.m.nsite:
+                    raise ValueError(f"cypool: site id {sid[j]} outside the model")
         cdef const int[:, ::1] flags
         cdef Py_ssize_t n = ids.shape[0]
         if self.cams == NULL:
@@ -823,6 +859,20 @@ cdef class MjPool(Engine):
         cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out) if rgb else NULL
         cdef float* dp = <float*> cnp.PyArray_DATA(dep) if depth else NULL
         cdef const long long* idp = <const long long*> &ids[0]
+        cdef mjData* dd
+        if forward or ns or nq or nvv:
+            for k in range(n):
+                dd = self.d[ids[k]]
+                for j in range(nq):
+                    dd.qpos[qa[j]] = qv[k, j]
+                for j in range(nvv):
+                    dd.qvel[va[j]] = vv[k, j]
+                if forward and GUARD.forward(self.env_m[ids[k]], dd, err) != 0:
+                    raise RuntimeError(f"cypool: mj_forward before rendering failed: "
+                                       f"{err.decode(errors='replace')}")
+                for j in range(ns):
+                    for c in range(3):
+                        dd.site_xpos[3 * sid[j] + c] = sx[k, j, c]
         with nogil:
             rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp, n,
                                   self.r_camera_id, 0, o, dp, err, 1024)

@@ -43,6 +43,8 @@ cdef enum:
     P_SUCCESS,      # the info column of "success" (after the ant's columns); -1: none (v3)
     P_RESET_LIM,    # reset cells must be farther than this from the goal
     P_V3,           # maze.py's step (gymnasium-robotics' v3 ids)
+    P_OPT_GOAL, P_OPT_GX, P_OPT_GY,     # the next reset's given goal cell (flag, centre) ...
+    P_OPT_RESET, P_OPT_RX, P_OPT_RY,    # ... and reset cell: reset(options=)
     NPARAM_FIXED
 
 # task state: the current goal
@@ -57,6 +59,7 @@ include "_maze_draws.pxi"
 
 TASK_STATE = NSTATE
 NPARAM = NPARAM_FIXED
+P_OPTIONS = P_OPT_GOAL   # the reset options' 6 columns start here
 
 cdef const MjTask* ANT = NULL
 

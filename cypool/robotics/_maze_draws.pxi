@@ -1,6 +1,7 @@
 # The maze logic of gymnasium-robotics' maze_v4.MazeEnv shared by the maze tasks (included by
 # a task module that defines the parameter columns P_DENSE, P_CONTINUING, P_RESET_TARGET,
-# P_NOISE, P_SCALE, P_NGOAL, P_NRESET and the task state T_GX, T_GY: the current goal). The
+# P_NOISE, P_SCALE, P_NGOAL, P_NRESET, the reset options' P_OPT_GOAL, P_OPT_GX, P_OPT_GY,
+# P_OPT_RESET, P_OPT_RX, P_OPT_RY and the task state T_GX, T_GY: the current goal). The
 # cells: `locs`, the goal cells' (x, y) centres then the reset cells'.
 
 cdef extern from "numpy/random/distributions.h" nogil:
@@ -90,17 +91,29 @@ cdef inline void _fail(MjEnv* e, const char* msg) noexcept nogil:
 
 cdef int maze_reset_draws(MjEnv* e, const double* locs, double lim,
                           double* pos) noexcept nogil:
-    """MazeEnv.reset without options: a new goal (task state), then the reset position (pos,
-    with its noise): a reset cell farther than lim from the goal (maze_v4: 0.5 *
-    maze_size_scaling; maze.py, v3: 0.5). Nonzero (message in e.err) where gymnasium-robotics
-    loops forever."""
-    cdef Py_ssize_t n_reset = <Py_ssize_t> e.prm[P_NRESET]
-    cdef const double* rlocs = locs + 2 * <Py_ssize_t> e.prm[P_NGOAL]
+    """MazeEnv.reset: a new goal (task state), then the reset position (pos, with its
+    noise): a reset cell farther than lim from the goal (maze_v4: 0.5 * maze_size_scaling;
+    maze.py, v3: 0.5). reset(options=) given cells (P_OPT_GOAL / P_OPT_RESET set: the cell
+    centre in P_OPT_GX.. / P_OPT_RX..) replace the cell draws, not the noise draws; the
+    options serve this one reset: the flags are cleared here (env i's own row). Nonzero
+    (message in e.err) where gymnasium-robotics loops forever."""
+    cdef double* prm = <double*> e.prm          # env i's row; only the option flags change
+    cdef Py_ssize_t n_reset = <Py_ssize_t> prm[P_NRESET]
+    cdef const double* rlocs = locs + 2 * <Py_ssize_t> prm[P_NGOAL]
     cdef const double* cell
     cdef double gx, gy
     cdef Py_ssize_t k
     cdef bint reachable = False
-    new_goal(e, locs)
+    cdef bint given_goal = prm[P_OPT_GOAL] != 0.0, given_reset = prm[P_OPT_RESET] != 0.0
+    prm[P_OPT_GOAL] = 0.0
+    prm[P_OPT_RESET] = 0.0
+    if given_goal:                  # cell_rowcol_to_xy(goal_cell), then its noise
+        noisy_cell(e, prm + P_OPT_GX, e.tstate + T_GX)
+    else:
+        new_goal(e, locs)
+    if given_reset:                 # no distance check against the goal
+        noisy_cell(e, prm + P_OPT_RX, pos)
+        return 0
     gx = e.tstate[T_GX]
     gy = e.tstate[T_GY]
     # generate_reset_pos: draw until a cell is farther than lim from the goal

@@ -5,7 +5,9 @@ batched goal functions (compute_reward / compute_terminated / compute_truncated)
 Reset (MazeEnv.reset, then PointEnv.reset): goal cell = integers(0, n_goal); goal = its centre
 + (uniform(-r, r) * s, uniform(-r, r) * s), x drawn first; reset cell: integers(0, n_reset)
 drawn until ||cell - goal|| > 0.5 s (the first draw always happens); reset position = cell +
-the same noise; mj_resetData; set_state(qpos0 with [:2] = reset position, 0).
+the same noise; mj_resetData; set_state(qpos0 with [:2] = reset position, 0). A goal_cell /
+reset_cell reset option replaces that cell's draw (not its noise; a given reset cell has no
+distance check).
 Step: action clipped to [-1, 1]; qvel clipped to [-5, 5] and set_state (mj_forward); ctrl =
 action, mj_step, mj_rnePostConstraint; the observation (desired_goal: the goal before the
 update); reward from ||achieved - goal|| computed as np.linalg.norm(axis=-1) does (squares
@@ -27,9 +29,11 @@ import numpy as np
 
 cnp.import_array()
 
-# Parameter row: flags, then the goal cells' (x, y) centres, then the reset cells'.
+# Parameter row: flags; the next reset's given goal / reset cell (reset(options=): a flag,
+# the cell centre's x, y); then the goal cells' (x, y) centres, then the reset cells'.
 cdef enum:
-    P_DENSE, P_CONTINUING, P_RESET_TARGET, P_NOISE, P_SCALE, P_NGOAL, P_NRESET, P_LOCS
+    P_DENSE, P_CONTINUING, P_RESET_TARGET, P_NOISE, P_SCALE, P_NGOAL, P_NRESET,
+    P_OPT_GOAL, P_OPT_GX, P_OPT_GY, P_OPT_RESET, P_OPT_RX, P_OPT_RY, P_LOCS
 
 # task state: the current goal
 cdef enum:
@@ -37,6 +41,7 @@ cdef enum:
 
 TASK_STATE = NSTATE
 NPARAM_FIXED = P_LOCS
+P_OPTIONS = P_OPT_GOAL   # the reset options' 6 columns start here
 
 include "_maze_draws.pxi"
 

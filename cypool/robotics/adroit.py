@@ -17,6 +17,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, check_pool_memory
+from cypool.robotics._render import no_render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -94,6 +95,12 @@ def _ids(task, model, mujoco):
     return out
 
 
+# each task module's DEFAULT_CAMERA_CONFIG (its default_camera_config)
+CAMERA = {"Door": dict(distance=1.5, azimuth=90.0), "Hammer": dict(distance=2.0, azimuth=45.0),
+          "Pen": dict(distance=1.0, azimuth=-45.0),
+          "Relocate": dict(distance=1.5, azimuth=90.0)}
+
+
 class _State:
     """An Adroit pool's facts: its task, nu (for the action checks), the env models."""
 
@@ -131,7 +138,11 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
     rows[:, P["sparse"]] = _sparse(fam.kwargs)
     engine = MjPool(path, num_envs, num_threads, max_episode_steps, ad.task_capsule(),
                     rows, OBS_SIZE[task], 1, task_state=ad.TASK_STATE)
-    return Built(engine, state=st)
+    # the task's MujocoRenderer; each env's frame is of its own model (env_m)
+    from cypool.robotics._render import render_frames, setup_render
+    setup_render(engine, base, fam.make_kwargs, dict(CAMERA[task]))
+    return Built(engine, state=st, render=lambda eng, ids, mode, kw: render_frames(
+        eng, ids, mode))
 
 
 def _sparse(kw):
@@ -175,7 +186,9 @@ def adroit_spec(env_id):
     return FamilySpec(
         env_id, MjPool, gym.spaces.Box(-np.inf, np.inf, (OBS_SIZE[task],), np.float64),
         gym.spaces.Box(-1.0, 1.0, (nu,), np.float32),
-        kwargs=dict(reward_type=Kwarg(reward, kind="str")), check_kwargs=_check_kwargs,
+        kwargs=dict(reward_type=Kwarg(reward, kind="str"),
+                    **render_kwargs(width=480, height=480, camera_id=None, camera_name=None)),
+        check_kwargs=_check_kwargs, render=no_render, render_modes=("rgb_array",),
         max_episode_steps=MAX_EPISODE_STEPS,
         info=(InfoKey("success", np.bool_, 1, True, False),), render_fps=100,
         build=functools.partial(_build, task=task), configure=_configure,

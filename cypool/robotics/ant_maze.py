@@ -21,7 +21,10 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
-from cypool.robotics.maze import _MAPS, check_kwargs as check_maze_kwargs, maze_module
+from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics.maze import (_MAPS, RESET_OPTION_KEYS, check_kwargs as check_maze_kwargs,
+                                  maze_module, maze_render,
+                                  reset_options as maze_reset_options)
 
 MAZE_SIZE_SCALING = 4          # AntMazeEnv's
 MAZE_HEIGHT = 0.5
@@ -96,6 +99,7 @@ def ant_maze_spec(env_id):
                                                note="gymnasium-robotics' two rewards")),
         continuing_task=Kwarg(True, kind="bool"),
         reset_target=Kwarg(False, kind="bool"))
+    kwargs.update(render_kwargs(width=480, height=480, camera_id=None, camera_name=None))
     if version == "v3":             # ant_maze_v3 has no reset_target
         del kwargs["reset_target"]
     if version == "v5":
@@ -110,11 +114,13 @@ def ant_maze_spec(env_id):
         env_id, MjPool, space, gym.spaces.Box(-1.0, 1.0, (8,), np.float32), kwargs=kwargs,
         max_episode_steps=limit,
         check_kwargs=functools.partial(check_kwargs, env_id, version),
-        render_fps=50, build=functools.partial(_build, version=version),
+        render_fps=50, render=no_render, render_modes=("rgb_array",),
+        build=functools.partial(_build, version=version),
         configure=_configure, load_actions=_load_actions, extra_info=_extra_info,
         action_dtype_of=_action_dtype_of,
         methods={name: functools.partial(goal_fns.per_env, name)
-                 for name in goal_fns.METHODS})
+                 for name in goal_fns.METHODS},
+        reset_option_keys=RESET_OPTION_KEYS, reset_options=_reset_options)
 
 
 class _State:
@@ -134,7 +140,8 @@ def _row(st, kw):
                   else "use_contact_forces"]
     head = np.zeros(am.NPARAM)
     v3 = st.version == "v3"
-    head[:] = (kw["reward_type"] == "dense", kw["continuing_task"], kw.get("reset_target", 0),
+    head[:am.P_OPTIONS] = (
+               kw["reward_type"] == "dense", kw["continuing_task"], kw.get("reset_target", 0),
                POSITION_NOISE_RANGE, MAZE_SIZE_SCALING, len(st.goals), len(st.resets),
                am.NPARAM, am.NPARAM + len(ant_row), bool(cfrc),
                6 if st.version == "v5" else 0, *map(float, ant_kw["contact_force_range"]),
@@ -195,6 +202,10 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, version
                         task_state=am.TASK_STATE,
                         obs_split=[("obs", (2,)), ("obs.desired_goal", (2,)),
                                    ("obs.observation", (st.obs_dim,))])
+        # the Ant's MujocoRenderer: its default_camera_config, its "track" camera
+        render = maze_render(engine, model, fam.make_kwargs, len(kw["maze_map"]),
+                             MAZE_HEIGHT / 2 * MAZE_SIZE_SCALING,
+                             camera=dict(ant_kw.get("default_camera_config") or {}))
     finally:
         try:
             os.remove(path)
@@ -206,7 +217,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, version
         observation=gym.spaces.Box(-np.inf, np.inf, (st.obs_dim,), np.float64)))
     bounds = model.actuator_ctrlrange.copy().astype(np.float32)
     act_space = gym.spaces.Box(bounds[:, 0], bounds[:, 1], dtype=np.float32)
-    return Built(engine, space, act_space, tuple(info), 50, st)
+    return Built(engine, space, act_space, tuple(info), 50, st, render=render)
 
 
 def _configure(fam, ids, kw):
@@ -230,6 +241,13 @@ def spec_of(env_id):
     if spec is None:
         spec = _SPECS[env_id] = ant_maze_spec(env_id)
     return spec
+
+
+def _reset_options(fam, options, mask):
+    from cypool.robotics import _ant_maze as am
+    lim = 0.5 if fam.state.version == "v3" else 0.5 * MAZE_SIZE_SCALING
+    return maze_reset_options(fam, options, mask, at=am.P_OPTIONS, scale=MAZE_SIZE_SCALING,
+                              reset_distance=lim)
 
 
 def make(env_id, *args, **kwargs):

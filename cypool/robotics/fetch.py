@@ -23,6 +23,8 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
+from cypool.robotics._render import (OffsetSiteRender, camera_config, no_render, render_kwargs,
+                                     setup_render)
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -31,6 +33,9 @@ MAX_EPISODE_STEPS = 50
 N_SUBSTEPS = 20
 _SLIDES = {"robot0:slide0": 0.405, "robot0:slide1": 0.48, "robot0:slide2": 0.0}
 _BLOCK = [1.25, 0.53, 0.4, 1.0, 0.0, 0.0, 0.0]
+# fetch_env.DEFAULT_CAMERA_CONFIG (every Fetch task's default_camera_config)
+DEFAULT_CAMERA_CONFIG = dict(distance=2.5, azimuth=132.0, elevation=-14.0,
+                             lookat=np.array([1.3, 0.75, 0.55]))
 
 # the constructor arguments each task class gives MujocoFetchEnv
 TASKS = {
@@ -249,9 +254,14 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
                         np.stack([row] * num_envs), 6 + n, 1, task_state=fe.TASK_STATE,
                         obs_split=[("obs", (3,)), ("obs.desired_goal", (3,)),
                                    ("obs.observation", (n,))])
+        setup_render(engine, model, fam.make_kwargs, camera_config(
+            fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
+        # MujocoFetchEnv._render_callback: target0 at the goal, offset by site 0's offset
+        render = OffsetSiteRender(mujoco, model, num_envs, ["target0"], [0],
+                                  lambda eng, i: eng.task_state_of(i)[None, :3])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return Built(engine, state=st)
+    return Built(engine, state=st, render=render)
 
 
 def _configure(fam, ids, kw):
@@ -343,11 +353,13 @@ def fetch_spec(env_id):
     task, reward = FETCH[env_id]
     assets_dir()                            # the ImportError naming the extra, at first use
     kwargs = dict(reward_type=Kwarg(reward, kind=Options(
-        REWARD_TYPES, note="gymnasium-robotics' two Fetch rewards")))
+        REWARD_TYPES, note="gymnasium-robotics' two Fetch rewards")),
+        **render_kwargs(width=480, height=480, default_camera_config=None))
     return FamilySpec(
         env_id, MjPool, _space(task), gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
         kwargs=kwargs, max_episode_steps=MAX_EPISODE_STEPS,
         info=(InfoKey("is_success", np.float32, 1, True, False),), render_fps=25,
+        render=no_render, render_modes=("rgb_array",),
         build=functools.partial(_build, task=task), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
         methods={name: functools.partial(per_env, name) for name in METHODS})

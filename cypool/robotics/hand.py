@@ -20,6 +20,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
+from cypool.robotics._render import no_render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -237,7 +238,58 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, env_id)
                     1, task_state=hk.TASK_STATE,
                     obs_split=[("obs", (ng,)), ("obs.desired_goal", (ng,)),
                                ("obs.observation", (n,))])
-    return Built(engine, state=st)
+    if touch:
+        return Built(engine, state=st)
+    from cypool.robotics._render import camera_config, setup_render
+    setup_render(engine, model, fam.make_kwargs, camera_config(
+        fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
+    return Built(engine, state=st, render=_render_hook(mujoco, model, num_envs, obj, tpos))
+
+
+# hand_env.DEFAULT_CAMERA_CONFIG (every Shadow Hand id's default_camera_config)
+DEFAULT_CAMERA_CONFIG = dict(distance=0.5, azimuth=55.0, elevation=-25.0,
+                             lookat=np.array([1, 0.96, 0.14]))
+
+
+class _ManipulateRender:
+    """MujocoManipulateEnv._render_callback, then the frame: the target object's joint at
+    the goal (0.15 to the side where the target position is ignored) with zero velocity, in
+    the env's data (kept, as the reference's), the hidden object shown, mj_forward."""
+
+    def __init__(self, mujoco, model, tpos):
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "target:joint")
+        if j < 0 or int(model.jnt_type[j]) != int(mujoco.mjtJoint.mjJNT_FREE):
+            raise ValueError("the Shadow Hand model has no free joint 'target:joint'")
+        self.qpos_adr = model.jnt_qposadr[j] + np.arange(7)
+        self.qvel_adr = model.jnt_dofadr[j] + np.arange(6)
+        self.hidden = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "object_hidden")
+        self.ignore = tpos == "ignore"
+
+    def __call__(self, engine, ids, mode, kwargs):
+        from cypool.robotics._render import render_frames
+        ids = np.ascontiguousarray(ids, np.int64)
+        goals = np.array([engine.task_state_of(i)[:7] for i in ids]).reshape(len(ids), 7)
+        if self.ignore:
+            goals[:, 0] += 0.15
+        if self.hidden >= 0:
+            engine.model_set("geom_rgba", 4 * self.hidden + 3, 1.0)
+        return render_frames(engine, ids, mode, forward=True, qpos_adr=self.qpos_adr,
+                             qpos=goals, qvel_adr=self.qvel_adr,
+                             qvel=np.zeros((len(ids), 6)))
+
+
+def _render_hook(mujoco, model, num_envs, obj, tpos):
+    """The pool's render hook: HandReach's targets and fingertips shown at the goal and the
+    achieved goal (MujocoHandReachEnv._render_callback), or _ManipulateRender."""
+    if obj != "Reach":
+        return _ManipulateRender(mujoco, model, tpos)
+    from cypool.robotics._render import OffsetSiteRender
+    sites = [f"target{k}" for k in range(5)] + [f"finger{k}" for k in range(5)]
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
+    return OffsetSiteRender(
+        mujoco, model, num_envs, sites, ids,
+        lambda eng, i: np.concatenate([eng.task_state_of(i)[:15].reshape(5, 3),
+                                       eng.outputs["obs"][i].reshape(5, 3)]))
 
 
 def _configure(fam, ids, kw):
@@ -397,13 +449,17 @@ def hand_spec(env_id):
     assets_dir()                            # the ImportError naming the extra, at first use
     kwargs = dict(reward_type=Kwarg(reward, kind=Options(
         REWARD_TYPES, note="gymnasium-robotics' two Shadow Hand rewards")))
+    # rendering: not the touch-sensor ids (their callback colours each env's touch sites)
+    render = {} if HAND[env_id][4] else dict(render=no_render, render_modes=("rgb_array",))
+    if render:
+        kwargs.update(render_kwargs(width=480, height=480, default_camera_config=None))
     return FamilySpec(
         env_id, MjPool, _space(env_id), gym.spaces.Box(-1.0, 1.0, (20,), np.float32),
         kwargs=kwargs, max_episode_steps=limit(env_id),
         info=(InfoKey("is_success", np.float32, 1, True, False),), render_fps=25,
         build=functools.partial(_build, env_id=env_id), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: functools.partial(per_env, env_id, name) for name in METHODS})
+        methods={name: functools.partial(per_env, env_id, name) for name in METHODS}, **render)
 
 
 _SPECS: dict = {}

@@ -20,6 +20,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, check_pool_memory
+from cypool.robotics._render import no_render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -217,7 +218,12 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
                     task_state=ki.TASK_STATE, obs_split=split)
     structure = ("dict", {"achieved_goal": _Goals(leaves["achieved_goal"]),
                           "desired_goal": _Goals(leaves["desired_goal"]), "observation": "obs"})
-    return Built(engine, observation_space=_space(tasks), state=st, obs_structure=structure)
+    # FrankaRobot's MujocoRenderer (KitchenEnv.render renders it as it stands)
+    from cypool.robotics._render import camera_config, render_frames, setup_render
+    setup_render(engine, model, fam.make_kwargs, camera_config(
+        fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
+    return Built(engine, observation_space=_space(tasks), state=st, obs_structure=structure,
+                 render=lambda eng, ids, mode, kw: render_frames(eng, ids, mode))
 
 
 def _configure(fam, ids, kw):
@@ -282,6 +288,11 @@ def _extra_info(fam, info, kinds, ids):
     mujoco_info(fam, info, kinds, ids)
 
 
+# franka_env.DEFAULT_CAMERA_CONFIG (FrankaRobot's default default_camera_config)
+DEFAULT_CAMERA_CONFIG = dict(distance=2.2, azimuth=70.0, elevation=-35.0,
+                             lookat=np.array([-0.2, 0.5, 2.0]))
+
+
 def kitchen_spec(env_id):
     from cypool.mujoco._pool import MjPool
     kenv, _ = _reference()
@@ -291,11 +302,14 @@ def kitchen_spec(env_id):
         terminate_on_tasks_completed=Kwarg(True, kind="bool"),
         remove_task_when_completed=Kwarg(True, kind="bool"),
         object_noise_ratio=Kwarg(0.0005, kind="number"),
-        robot_noise_ratio=Kwarg(0.01, kind="number"))
+        robot_noise_ratio=Kwarg(0.01, kind="number"),
+        **render_kwargs(width=480, height=480, camera_id=None, camera_name=None,
+                        default_camera_config=None))
     return FamilySpec(
         env_id, MjPool, _space(tasks), gym.spaces.Box(-1.0, 1.0, (9,), np.float64),
         kwargs=kwargs, check_kwargs=_check_kwargs, max_episode_steps=MAX_EPISODE_STEPS,
         info=tuple(InfoKey(k, np.int64) for k in INFO_KEYS), render_fps=12, build=_build,
+        render=no_render, render_modes=("rgb_array",),
         configure=_configure, load_actions=_load_actions, extra_info=_extra_info)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
+from cypool.robotics._render import no_render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -119,7 +120,8 @@ def point_maze_spec(env_id):
         reward_type=Kwarg(reward, kind=Options(("sparse", "dense"),
                                                note="gymnasium-robotics' two rewards")),
         continuing_task=Kwarg(True, kind="bool"),
-        reset_target=Kwarg(False, kind="bool"))
+        reset_target=Kwarg(False, kind="bool"),
+        **render_kwargs(width=480, height=480, camera_id=None, camera_name=None))
     space = gym.spaces.Dict(dict(
         observation=gym.spaces.Box(-np.inf, np.inf, (4,), np.float64),
         achieved_goal=gym.spaces.Box(-np.inf, np.inf, (2,), np.float64),
@@ -131,10 +133,12 @@ def point_maze_spec(env_id):
         env_id, MjPool, space, gym.spaces.Box(-1.0, 1.0, (2,), np.float32), kwargs=kwargs,
         max_episode_steps=limit, check_kwargs=functools.partial(check_kwargs, env_id),
         info=(InfoKey("success", np.bool_, 1, True, True),), render_fps=50,
+        render=no_render, render_modes=("rgb_array",),
         build=_build, configure=_configure, load_actions=_load_actions,
         extra_info=_extra_info, action_dtype_of=_action_dtype_of,
         methods={name: functools.partial(goal_fns.per_env, name)
-                 for name in goal_fns.METHODS})
+                 for name in goal_fns.METHODS},
+        reset_option_keys=RESET_OPTION_KEYS, reset_options=_point_reset_options)
 
 
 class _State:
@@ -150,6 +154,18 @@ def _row(st, kw):
     head[:7] = (kw["reward_type"] == "dense", kw["continuing_task"], kw["reset_target"],
                 POSITION_NOISE_RANGE, MAZE_SIZE_SCALING, len(st.goals), len(st.resets))
     return np.concatenate([head, st.goals.ravel(), st.resets.ravel()])
+
+
+def maze_render(engine, model, render_kw, rows, z, camera=None):
+    """Set a maze pool up to render (its agent env's MujocoRenderer: PointMazeEnv's camera
+    distance, or ``camera``) and its render hook: the target site at the env's goal, at
+    height ``z`` (update_target_site_pos)."""
+    from cypool.robotics._render import SiteRender, setup_render
+    from cypool._mujoco_import import import_mujoco
+    setup_render(engine, model, render_kw,
+                 {"distance": 12.5 if rows > 8 else 8.8} if camera is None else camera)
+    return SiteRender(import_mujoco(), model, ["target"],
+                      lambda eng, i: [np.append(eng.task_state_of(i)[:2], z)])
 
 
 def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
@@ -179,12 +195,14 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
                         np.stack([row] * num_envs), 8, 1, task_state=pm.TASK_STATE,
                         obs_split=[("obs", (2,)), ("obs.desired_goal", (2,)),
                                    ("obs.observation", (4,))])
+        render = maze_render(engine, model, fam.make_kwargs, len(kw["maze_map"]),
+                             MAZE_HEIGHT / 2 * MAZE_SIZE_SCALING)
     finally:
         try:
             os.remove(path)
         except OSError:
             pass
-    return Built(engine, state=st)
+    return Built(engine, state=st, render=render)
 
 
 def _configure(fam, ids, kw):
@@ -194,6 +212,86 @@ def _configure(fam, ids, kw):
     if kw["maze_map"] != st.rows:
         raise ValueError(f"{fam.env_id}: maze_map must be the same for every env of a pool")
     fam.engine.params[ids] = _row(st, kw)
+
+
+RESET_OPTION_KEYS = ("goal_cell", "reset_cell")
+
+
+def _option_cells(fam, name, value):
+    """``options[name]`` as a checked (num_envs, 2) int64 array, or None."""
+    if value is None:
+        return None
+    rows, n = fam.state.rows, fam.engine.num_envs
+    try:
+        a = np.asarray(value)
+    except (ValueError, TypeError):
+        a = None
+    if a is None or a.dtype.kind not in "iu":
+        raise ValueError(f"{fam.env_id}: options[{name!r}] must be integer (row, col) "
+                         f"cells, got {value!r}")
+    if a.shape == (2,):
+        a = np.broadcast_to(a, (n, 2))
+    elif a.shape != (n, 2):
+        raise ValueError(f"{fam.env_id}: options[{name!r}] must be one (row, col) cell, "
+                         f"shape (2,), or one per env, shape ({n}, 2); got shape {a.shape}")
+    for i, (r, c) in enumerate(a.tolist()):
+        if not (0 <= r < len(rows) and 0 <= c < len(rows[0])):
+            raise ValueError(f"{fam.env_id}: options[{name!r}] of env {i} is ({r}, {c}), "
+                             f"outside the {len(rows)}x{len(rows[0])} maze_map")
+        if rows[r][c] == 1:
+            raise ValueError(f"{fam.env_id}: options[{name!r}] of env {i} is ({r}, {c}), "
+                             f"a wall cell")
+    return a.astype(np.int64)
+
+
+def reset_options(fam, options, mask, *, at, scale, reset_distance):
+    """The FamilySpec hook of gymnasium-robotics' ``goal_cell`` and ``reset_cell`` reset
+    options: each a (row, col) cell for every env reset, or a (num_envs, 2) array of one cell
+    per env; the cell's centre replaces that cell's draw (the position noise is still drawn),
+    for that reset only (autoresets draw again). Checks them (ValueError; nothing changes)
+    and returns the function that writes them into the rows of the envs of ``mask`` (the
+    option columns from ``at``) for their next reset, after the pool has drained its queued
+    autoresets."""
+    goal = _option_cells(fam, "goal_cell", options.get("goal_cell"))
+    reset = _option_cells(fam, "reset_cell", options.get("reset_cell"))
+    rows = fam.state.rows
+    xc, yc = len(rows[0]) / 2 * scale, len(rows) / 2 * scale     # Maze's map centre
+
+    def centres(cells):         # Maze.cell_rowcol_to_xy
+        return np.array([((c + 0.5) * scale - xc, yc - (r + 0.5) * scale)
+                         for r, c in cells.tolist()], np.float64)
+
+    gxy = None if goal is None else centres(goal)
+    rxy = None if reset is None else centres(reset)
+    if gxy is not None and rxy is None:
+        # a goal no reset cell can be drawn far enough from, whatever the goal's noise:
+        # gymnasium-robotics would draw reset cells forever
+        far = np.sqrt(2.0) * POSITION_NOISE_RANGE * scale
+        resets = fam.state.resets
+        for i in np.flatnonzero(mask):
+            d = np.sqrt(((resets - gxy[i]) ** 2).sum(axis=1)).max()
+            if d + far <= reset_distance:
+                raise ValueError(f"{fam.env_id}: options['goal_cell'] of env {i} is "
+                                 f"{tuple(goal[i].tolist())}, too close to every reset "
+                                 f"cell (gymnasium-robotics would draw reset cells "
+                                 f"forever); give a reset_cell too")
+
+    def apply():
+        p = fam.engine.params
+        p[:, at:at + 6] = 0.0
+        if gxy is not None:
+            p[mask, at] = 1.0
+            p[mask, at + 1:at + 3] = gxy[mask]
+        if rxy is not None:
+            p[mask, at + 3] = 1.0
+            p[mask, at + 4:at + 6] = rxy[mask]
+    return apply
+
+
+def _point_reset_options(fam, options, mask):
+    from cypool.robotics import _point_maze as pm
+    return reset_options(fam, options, mask, at=pm.P_OPTIONS, scale=MAZE_SIZE_SCALING,
+                         reset_distance=0.5 * MAZE_SIZE_SCALING)
 
 
 def make(env_id, *args, **kwargs):
