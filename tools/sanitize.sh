@@ -188,12 +188,13 @@ set +e
 # and test_notebook.py runs a Jupyter kernel whose matplotlib throws C++ exceptions through
 # ASan's __cxa_throw interceptor, which aborts when libasan is preloaded into a
 # non-instrumented interpreter (an ASan limitation, not a cypool error).
-# The default run is spread over one worker process per core (pytest-xdist, a file's tests on
-# one worker) where pytest-xdist is installed: an ASan process is about twice as slow as a
-# plain one, and this halves the pass on 2 cores (22 to 12 min). Each worker inherits the
+# The default run prints its 40 slowest tests (what to sample next as the suite grows: see
+# tests/conftest.py's sweeps) and is spread over one worker process per core (pytest-xdist, a
+# file's tests on one worker) where pytest-xdist is installed: an ASan process is about twice
+# as slow as a plain one, and this halves the pass on 2 cores. Each worker inherits the
 # preloaded libasan, the hook and the report path, and sets PYTEST_CURRENT_TEST as pytest does.
 if [ $# -eq 0 ]; then
-    set -- tests --ignore=tests/test_bench_check.py --ignore=tests/test_notebook.py
+    set -- tests --ignore=tests/test_bench_check.py --ignore=tests/test_notebook.py --durations=40
     if "$PY" -c "import xdist" 2>/dev/null; then
         set -- -n auto --dist loadfile "$@"
     fi
