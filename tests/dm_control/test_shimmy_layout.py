@@ -32,6 +32,7 @@ def test_every_task_is_served():
     assert set(IDS) <= set(gym.registry)     # each is one of Shimmy's ids
 
 
+@pytest.mark.sweep(every=1)   # every id; every other one under ASan
 @pytest.mark.parametrize("env_id", IDS)
 def test_spaces_observations_and_flattening_are_shimmys(env_id):
     env = cypool.make_vec(env_id, N, num_threads=1)

@@ -62,6 +62,7 @@ def run(env_id, n, steps, kw=None, seed=0, p=(0.2, 0.2, 0.3, 0.1, 0.1, 0.1, 0.0)
     return wins, fails
 
 
+@pytest.mark.sweep(every=1)   # every id; every other one under ASan
 @pytest.mark.parametrize("env_id", NEW_IDS)
 def test_level_matches_minigrid(env_id):
     """Every newly served level: 3 envs, 80 steps, max_steps 20 (each env regenerates its

@@ -66,6 +66,7 @@ def test_rotate_z_successes():
     assert seen["success"] > 0 and seen["zero_reward"] == seen["success"]
 
 
+@pytest.mark.sweep(every=1)   # every id; every other one under ASan
 @pytest.mark.parametrize("env_id", IDS)
 def test_every_id_briefly(env_id):
     """Every id: two short episodes per env (a 4-step limit: autoresets, goal resamples)."""
