@@ -5,8 +5,9 @@ function's cases in collection order, the first always, or the first case of eac
 the parameter ``param`` (one task per dm_control domain, say). Under the ASan build
 (tools/sanitize.sh sets CYPOOL_SANITIZER) an ``every`` sample is every 2K-th: that run
 checks memory, and the kernels a sweep reaches are still reached by the sample
-(``every=1``: every case in a default run, every other one under ASan). ``pytest --full-sweep`` (or CYPOOL_FULL_SWEEP=1) runs every case:
-docs/reliability.md says when to."""
+(``every=1``: every case in a default run, every other one under ASan).
+``pytest --full-sweep`` (or CYPOOL_FULL_SWEEP=1) runs every case: docs/reliability.md says
+when to."""
 import os
 
 import pytest
