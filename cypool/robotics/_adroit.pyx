@@ -53,68 +53,23 @@ cdef double FLOAT_EPS = np.finfo(np.float64).eps
 cdef double EPS4 = FLOAT_EPS * 4.0
 
 # ---------------------------------------------------------------- numpy's own float64 loops
-ctypedef void (*np_loop)(char** args, cnp.npy_intp* dims, cnp.npy_intp* steps,
-                         void* data) noexcept nogil
-cdef np_loop SIN_LOOP = NULL
-cdef np_loop COS_LOOP = NULL
-cdef np_loop ATAN2_LOOP = NULL
-cdef void* SIN_DATA = NULL
-cdef void* COS_DATA = NULL
-cdef void* ATAN2_DATA = NULL
+include "_numpy_loops.pxi"
 
-
-cdef int _find_loop(object ufunc, str sig, np_loop* loop, void** data) except -1:
-    cdef cnp.ufunc uf = ufunc
-    cdef int k
-    sigs = (<object> uf).types      # the Python list: its order is the C arrays'
-    if sig not in sigs:
-        raise RuntimeError(f"cypool.robotics: numpy's {ufunc.__name__} has no {sig} loop")
-    k = sigs.index(sig)
-    loop[0] = <np_loop> uf.functions[k]
-    data[0] = uf.data[k]
-    return 0
-
-
-_find_loop(np.sin, "d->d", &SIN_LOOP, &SIN_DATA)
-_find_loop(np.cos, "d->d", &COS_LOOP, &COS_DATA)
-_find_loop(np.arctan2, "dd->d", &ATAN2_LOOP, &ATAN2_DATA)
-
-
-cdef inline double _unary(np_loop loop, void* data, double x) noexcept nogil:
-    """numpy's "d->d" loop on one element (as a numpy scalar call runs it)."""
-    cdef double a = x, out = 0.0
-    cdef char* args[2]
-    cdef cnp.npy_intp steps[2]
-    cdef cnp.npy_intp n = 1
-    args[0] = <char*> &a
-    args[1] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    loop(args, &n, steps, data)
-    return out
+cdef NpLoop SIN = numpy_loop(np.sin, "d->d")
+cdef NpLoop COS = numpy_loop(np.cos, "d->d")
+cdef NpLoop ATAN2 = numpy_loop(np.arctan2, "dd->d")
 
 
 cdef inline double np_sin(double x) noexcept nogil:
-    return _unary(SIN_LOOP, SIN_DATA, x)
+    return np_unary(SIN, x)
 
 
 cdef inline double np_cos(double x) noexcept nogil:
-    return _unary(COS_LOOP, COS_DATA, x)
+    return np_unary(COS, x)
 
 
 cdef inline double np_atan2(double y, double x) noexcept nogil:
-    cdef double a = y, b = x, out = 0.0
-    cdef char* args[3]
-    cdef cnp.npy_intp steps[3]
-    cdef cnp.npy_intp n = 1
-    args[0] = <char*> &a
-    args[1] = <char*> &b
-    args[2] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    steps[2] = 8
-    ATAN2_LOOP(args, &n, steps, ATAN2_DATA)
-    return out
+    return np_binary(ATAN2, y, x)
 
 
 # ---------------------------------------------------------------- rotations

@@ -77,42 +77,14 @@ MAX_NV = C_MAX_NV
 cdef double EPS4 = np.finfo(np.float64).eps * 4.0
 
 # ---------------------------------------------------------------- numpy's own float64 loops
-ctypedef void (*dd_loop)(char** args, cnp.npy_intp* dims, cnp.npy_intp* steps,
-                         void* data) noexcept nogil
-cdef dd_loop ATAN2_LOOP = NULL
-cdef void* ATAN2_DATA = NULL
+include "_numpy_loops.pxi"
 
-
-cdef int _atan2_loop() except -1:
-    global ATAN2_LOOP, ATAN2_DATA
-    cdef cnp.ufunc uf = np.arctan2
-    cdef int k
-    sigs = (<object> uf).types      # the Python list: its order is the C arrays'
-    if "dd->d" not in sigs:
-        raise RuntimeError("cypool.robotics: numpy's arctan2 has no float64 loop")
-    k = sigs.index("dd->d")
-    ATAN2_LOOP = <dd_loop> uf.functions[k]
-    ATAN2_DATA = uf.data[k]
-    return 0
-
-
-_atan2_loop()
+cdef NpLoop ATAN2 = numpy_loop(np.arctan2, "dd->d")
 
 
 cdef inline double np_atan2(double y, double x) noexcept nogil:
-    """np.arctan2(y, x) of two float64 scalars: numpy's "dd->d" loop on one element."""
-    cdef double a = y, b = x, out = 0.0
-    cdef char* args[3]
-    cdef cnp.npy_intp steps[3]
-    cdef cnp.npy_intp n = 1
-    args[0] = <char*> &a
-    args[1] = <char*> &b
-    args[2] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    steps[2] = 8
-    ATAN2_LOOP(args, &n, steps, ATAN2_DATA)
-    return out
+    """np.arctan2(y, x) of two float64 scalars."""
+    return np_binary(ATAN2, y, x)
 
 
 # numpy's matrix @ vector of float64 (its DOUBLE_gemv): cblas_dgemv(ColMajor, Trans, n, m, 1,

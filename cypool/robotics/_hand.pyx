@@ -91,58 +91,24 @@ cdef double EPS4 = np.finfo(np.float64).eps * 4.0
 cdef double FLOAT_EPS = np.finfo(np.float64).eps
 
 # ---------------------------------------------------------------- numpy's own float64 loops
-ctypedef void (*np_loop)(char** args, cnp.npy_intp* dims, cnp.npy_intp* steps,
-                         void* data) noexcept nogil
-cdef np_loop LOOPS[4]
-cdef void* LOOP_DATA[4]
+include "_numpy_loops.pxi"
+
+cdef NpLoop LOOPS[3]
 cdef enum:
-    L_SIN, L_COS, L_ACOS, L_ATAN2
-
-
-cdef int _find(int k, object ufunc, str sig) except -1:
-    cdef cnp.ufunc uf = ufunc
-    sigs = (<object> uf).types
-    if sig not in sigs:
-        raise RuntimeError(f"cypool.robotics: numpy's {ufunc.__name__} has no {sig} loop")
-    j = sigs.index(sig)
-    LOOPS[k] = <np_loop> uf.functions[j]
-    LOOP_DATA[k] = uf.data[j]
-    return 0
-
-
-_find(L_SIN, np.sin, "d->d")
-_find(L_COS, np.cos, "d->d")
-_find(L_ACOS, np.arccos, "d->d")
-_find(L_ATAN2, np.arctan2, "dd->d")
+    L_SIN, L_COS, L_ACOS
+LOOPS[L_SIN] = numpy_loop(np.sin, "d->d")
+LOOPS[L_COS] = numpy_loop(np.cos, "d->d")
+LOOPS[L_ACOS] = numpy_loop(np.arccos, "d->d")
+cdef NpLoop ATAN2 = numpy_loop(np.arctan2, "dd->d")
 
 
 cdef inline double np1(int k, double x) noexcept nogil:
     """numpy's float64 loop k on one value."""
-    cdef double a = x, out = 0.0
-    cdef char* args[2]
-    cdef cnp.npy_intp steps[2]
-    cdef cnp.npy_intp n = 1
-    args[0] = <char*> &a
-    args[1] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    LOOPS[k](args, &n, steps, LOOP_DATA[k])
-    return out
+    return np_unary(LOOPS[k], x)
 
 
 cdef inline double np_atan2(double y, double x) noexcept nogil:
-    cdef double a = y, b = x, out = 0.0
-    cdef char* args[3]
-    cdef cnp.npy_intp steps[3]
-    cdef cnp.npy_intp n = 1
-    args[0] = <char*> &a
-    args[1] = <char*> &b
-    args[2] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    steps[2] = 8
-    LOOPS[L_ATAN2](args, &n, steps, LOOP_DATA[L_ATAN2])
-    return out
+    return np_binary(ATAN2, y, x)
 
 
 # ---------------------------------------------------------------- rotations

@@ -15,38 +15,15 @@ cdef double GOAL_RADIUS = 0.45
 # is an error (gymnasium-robotics would loop on; with two cells or more it ends at once)
 cdef long MAX_GOAL_DRAWS = 1000000
 
-# np.exp of a float64: numpy's own "d->d" loop (its SIMD exp where the CPU has one, which
+# np.exp of float64s: numpy's own "d->d" loop (its SIMD exp where the CPU has one, which
 # differs from libm's on AVX-512), called without the GIL
-ctypedef void (*d_loop)(char** args, cnp.npy_intp* dims, cnp.npy_intp* steps,
-                        void* data) noexcept nogil
-cdef d_loop EXP_LOOP = NULL
-cdef void* EXP_DATA = NULL
+include "_numpy_loops.pxi"
 
-
-cdef int _exp_loop() except -1:
-    global EXP_LOOP, EXP_DATA
-    cdef cnp.ufunc uf = np.exp
-    cdef int k
-    sigs = (<object> uf).types      # the Python list: its order is the C arrays'
-    if "d->d" not in sigs:
-        raise RuntimeError("cypool.robotics: numpy's exp has no float64 loop")
-    k = sigs.index("d->d")
-    EXP_LOOP = <d_loop> uf.functions[k]
-    EXP_DATA = uf.data[k]
-    return 0
-
-
-_exp_loop()
+cdef NpLoop EXP = numpy_loop(np.exp, "d->d")
 
 
 cdef inline void np_exp_n(const double* x, double* out, cnp.npy_intp n) noexcept nogil:
-    cdef char* args[2]
-    cdef cnp.npy_intp steps[2]
-    args[0] = <char*> x
-    args[1] = <char*> out
-    steps[0] = 8
-    steps[1] = 8
-    EXP_LOOP(args, &n, steps, EXP_DATA)
+    np_unary_n(EXP, x, out, n)
 
 
 cdef inline double dist_axis(double dx, double dy) noexcept nogil:
