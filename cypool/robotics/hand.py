@@ -20,6 +20,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
+from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import no_render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
@@ -298,30 +299,9 @@ def _configure(fam, ids, kw):
 
 
 def _load_actions(fam, actions, env_ids=None):
-    """Check an action batch ((n, 20), float32/float64/integers, finite) and copy it into
-    the envs' parameter rows, where the kernels read it."""
+    """The (n, 20) action batch into the envs' parameter rows, where the kernels read it."""
     from cypool.robotics import _hand as hk
-    k = hk.ACTION_SIZE
-    try:
-        a = np.asarray(actions)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"actions must be an array of shape (num_envs, {k}): {exc}") from None
-    n = fam.engine.num_envs if env_ids is None else len(env_ids)
-    if a.shape != (n, k):
-        raise ValueError(f"actions must have shape ({n}, {k}), got {a.shape}")
-    if a.dtype.kind == "f" and a.dtype.itemsize in (4, 8):
-        f32 = a.dtype.itemsize == 4
-    elif a.dtype.kind in "iu":
-        f32 = False
-    else:
-        raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
-        raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
-    col = hk.PARAMS["act"]
-    rows = slice(None) if env_ids is None else env_ids
-    fam.engine.params[rows, col:col + k] = a
-    fam.engine.act_f32[rows] = f32
+    load_row_actions(fam, actions, env_ids, hk.ACTION_SIZE, hk.PARAMS["act"])
 
 
 # ------------------------------------------------------------------ goal functions (HER)

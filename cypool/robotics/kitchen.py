@@ -20,6 +20,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, check_pool_memory
+from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import no_render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
@@ -231,24 +232,10 @@ def _configure(fam, ids, kw):
 
 
 def _load_actions(fam, actions, env_ids=None):
-    """Check an action batch ((n, 9), float32/float64/integers, finite) and copy it into the
-    envs' parameter rows, where the kernels read it."""
+    """The (n, 9) action batch into the envs' parameter rows, where the kernels read it (the
+    Kitchen kernel reads no act_f32 flag)."""
     from cypool.robotics import _kitchen as ki
-    try:
-        a = np.asarray(actions)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"actions must be an array of shape (num_envs, 9): {exc}") from None
-    n = fam.engine.num_envs if env_ids is None else len(env_ids)
-    if a.shape != (n, 9):
-        raise ValueError(f"actions must have shape ({n}, 9), got {a.shape}")
-    if not (a.dtype.kind == "f" and a.dtype.itemsize in (4, 8) or a.dtype.kind in "iu"):
-        raise TypeError(f"actions must be float32 or float64 (or integers), got {a.dtype}")
-    if a.dtype.kind == "f" and not np.isfinite(a).all():
-        bad = np.flatnonzero(~np.isfinite(a).all(axis=1)).tolist()
-        raise ValueError(f"actions contain NaN or Inf (env(s) {bad})")
-    col = ki.PARAMS["act"]
-    rows = slice(None) if env_ids is None else env_ids
-    fam.engine.params[rows, col:col + 9] = a
+    load_row_actions(fam, actions, env_ids, 9, ki.PARAMS["act"], mark_f32=False)
 
 
 def _names(st, code, episode):
