@@ -318,9 +318,11 @@ def gl_backend_request():
 _SPECS: dict = {}       # (env id, task module) -> FamilySpec
 
 
-def task_spec(env_id):
-    """The FamilySpec of MuJoCo id ``env_id`` (built once per task module)."""
-    mod = task_module(env_id)
+def task_spec(env_id, mod=None):
+    """The FamilySpec of MuJoCo id ``env_id`` (built once per task module); ``mod``: the
+    task module, for an id another family serves with a task of its own (robotics'
+    CoupledHalfCheetah-v0); by default the one TASKS names."""
+    mod = task_module(env_id) if mod is None else mod
     key = (env_id, mod.__name__)
     spec = _SPECS.get(key)
     if spec is None:

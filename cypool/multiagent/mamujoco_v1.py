@@ -15,10 +15,9 @@ of these are refused rather than approximated, and so is Pusher's agent split, w
 the reference does not fix (three of its joints share a label, the reference sorts by label,
 and equal labels keep the order of a set of objects, which follows their addresses: two
 reference envs in one process order agent 0's observation differently).
-CoupledHalfCheetah, an env class of the reference's own, runs on cypool's MuJoCo task
-``CoupledHalfCheetah-v0`` (``_coupled_half_cheetah.pyx``, on the installed package's model,
-registered with ``cypool.mujoco.register_task`` at its first use). Served: Ant, HalfCheetah,
-Hopper, Humanoid, HumanoidStandup, Reacher, Swimmer, Walker2d, InvertedPendulum,
+CoupledHalfCheetah, an env class of the reference's own, runs on the robotics id
+``CoupledHalfCheetah-v0`` (a MuJoCo task on the installed package's model). Served: Ant,
+HalfCheetah, Hopper, Humanoid, HumanoidStandup, Reacher, Swimmer, Walker2d, InvertedPendulum,
 InvertedDoublePendulum, CoupledHalfCheetah, ManySegmentAnt and ManySegmentSwimmer (the
 reference's generated models on the Ant/Swimmer v5 tasks), Pusher without a partition
 (``agent_conf=None``); not: Pusher's "3p".
@@ -35,7 +34,7 @@ __all__ = ["parallel_env", "env", "vec_env", "SCENARIOS"]
 SCENARIOS = ("Ant", "HalfCheetah", "Hopper", "HumanoidStandup", "Humanoid", "Reacher",
              "Swimmer", "Pusher", "Walker2d", "InvertedPendulum", "InvertedDoublePendulum")
 _SEGMENTS = ("ManySegmentAnt", "ManySegmentSwimmer")   # a generated model on a v5 task
-_OWN_MODELS = ("CoupledHalfCheetah",)     # a MuJoCo task of its own, in cypool/robotics
+_OWN_MODELS = ("CoupledHalfCheetah",)     # an id of its own (the robotics family's)
 _COUPLED_ID = "CoupledHalfCheetah-v0"
 _FIELDS = ("qpos", "qvel", "cinert", "cvel", "qfrc_actuator", "cfrc_ext", "xpos")
 _BODY_FIELDS = ("cinert", "cvel", "cfrc_ext", "xpos")
@@ -405,9 +404,6 @@ def _task(scenario, agent_conf, kwargs):
             # the reference builds CoupledHalfCheetahEnv(render_mode) and drops any kwargs
             raise ValueError(f"mamujoco_v1: CoupledHalfCheetah takes no task kwargs (the "
                              f"reference ignores them), got {sorted(kwargs)}")
-        from cypool.mujoco import register_task
-
-        register_task(_COUPLED_ID, "cypool.robotics._coupled_half_cheetah")
         return _COUPLED_ID, {}
     return f"{scenario}-v5", kwargs
 

@@ -1,6 +1,7 @@
 """MaMuJoCo's CoupledHalfCheetah (gymnasium-robotics 1.4.2's CoupledHalfCheetahEnv: two half
 cheetahs joined by a spatial tendon, on the package's own coupled_half_cheetah.xml) as a
-cypool MuJoCo task (cypool.mujoco.register_task), which cypool.multiagent.mamujoco_v1
+cypool MuJoCo task (the shape cypool.mujoco.register_task takes), served as the robotics id
+CoupledHalfCheetah-v0 (coupled_half_cheetah.py), which cypool.multiagent.mamujoco_v1
 partitions among agents (the model is gymnasium-robotics', so the task lives in its family
 folder).
 

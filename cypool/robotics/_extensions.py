@@ -3,7 +3,7 @@
 EXTENSIONS = [
     ("mujoco", "cypool.robotics._point_maze", ["cypool/robotics/_point_maze.pyx"], {}),
     ("mujoco", "cypool.robotics._ant_maze", ["cypool/robotics/_ant_maze.pyx"], {}),
-    # MaMuJoCo's CoupledHalfCheetah, a task for cypool.multiagent.mamujoco_v1
+    # CoupledHalfCheetah-v0: MaMuJoCo's, which cypool.multiagent.mamujoco_v1 partitions
     ("mujoco", "cypool.robotics._coupled_half_cheetah",
      ["cypool/robotics/_coupled_half_cheetah.pyx"], {}),
     ("mujoco", "cypool.robotics._fetch", ["cypool/robotics/_fetch.pyx"], {}),

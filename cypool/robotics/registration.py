@@ -1,5 +1,6 @@
 """Registers the robotics family (imported by cypool.entry): the PointMaze, AntMaze, Fetch
-(-v4), Shadow Hand, Adroit and FrankaKitchen-v1 ids of gymnasium-robotics 1.4.2. Light:
+(-v4), Shadow Hand, Adroit and FrankaKitchen-v1 ids of gymnasium-robotics 1.4.2, and
+CoupledHalfCheetah-v0 (MaMuJoCo's CoupledHalfCheetahEnv, the task mamujoco_v1 runs). Light:
 gymnasium-robotics, mujoco and the compiled tasks are imported only when an id is made or its
 spec is read."""
 from cypool.registry import register_family
@@ -22,6 +23,9 @@ def _module(env_id):
     if env_id.startswith("FrankaKitchen"):
         from cypool.robotics import kitchen
         return kitchen
+    if env_id.startswith("CoupledHalfCheetah"):
+        from cypool.robotics import coupled_half_cheetah
+        return coupled_half_cheetah
     from cypool.robotics import maze
     return maze
 
@@ -29,12 +33,13 @@ def _module(env_id):
 def _ids():
     from cypool.robotics.adroit import ADROIT
     from cypool.robotics.ant_maze import ANT_MAZE
+    from cypool.robotics.coupled_half_cheetah import COUPLED
     from cypool.robotics.fetch import FETCH
     from cypool.robotics.hand import HAND
     from cypool.robotics.kitchen import KITCHEN
     from cypool.robotics.maze import POINT_MAZE
     return list(POINT_MAZE) + list(ANT_MAZE) + list(FETCH) + list(HAND) \
-        + list(ADROIT) + list(KITCHEN)
+        + list(ADROIT) + list(KITCHEN) + list(COUPLED)
 
 
 def _spec(env_id):
@@ -57,6 +62,9 @@ def _limit(env_id):
         return MAX_EPISODE_STEPS
     if env_id.startswith("FrankaKitchen"):
         from cypool.robotics.kitchen import MAX_EPISODE_STEPS
+        return MAX_EPISODE_STEPS
+    if env_id.startswith("CoupledHalfCheetah"):
+        from cypool.robotics.coupled_half_cheetah import MAX_EPISODE_STEPS
         return MAX_EPISODE_STEPS
     from cypool.robotics.ant_maze import ANT_MAZE
     from cypool.robotics.maze import POINT_MAZE
