@@ -36,13 +36,19 @@ the image is the frame minigrid's get_full_render / get_pov_render draws at the 
 tile size, "_rgb_tile"). The reward wrappers ActionBonus and PositionBonus ("_bonus": their
 kinds and scales in the order applied) add 1 / sqrt(count) (times PositionBonus' scale) to
 each step's reward, their counts (per env, never cleared: the wrappers keep them across
-episodes) in acounts ((position, dir, action)) and pcounts (position).
+episodes) in acounts ((position, dir, action)) and pcounts (position); NoDeath ("_bonus"
+too, B_NODEATH) undoes a death. ViewSizeWrapper: the encoded view's size ("_obs_view");
+SymbolicObsWrapper O_SYM, FlatObsWrapper O_FLAT, DictObservationSpaceWrapper O_WORDS (their
+mission parts: per-code tables "_flat", "_words"); StochasticActionWrapper ("_stochastic")
+draws from the env's stream before the step; ReseedWrapper ("_reseed") copies a seed's fresh
+PCG64 state into the env's at each reset (reseeds: each env's place in the cycle).
 """
 from libc.stdio cimport snprintf
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport llabs
 from libc.math cimport INFINITY, NAN, sqrt
+from cpython.pycapsule cimport PyCapsule_GetPointer
 cimport numpy as cnp
 from numpy.random cimport bitgen_t
 
@@ -124,14 +130,18 @@ cdef enum:
     O_IMG = 8
     O_RGB = 16          # RGBImgObsWrapper: the full frame (highlight per env)
     O_POV = 32          # RGBImgPartialObsWrapper: the agent's point of view
+    O_FLAT = 64         # FlatObsWrapper: one uint8 row, the image then the mission's table row
+    O_WORDS = 128       # DictObservationSpaceWrapper: "obs.mission" the mission's word row
+    O_SYM = 256         # SymbolicObsWrapper: (width, height, 3) int64, (x, y, type or -1)
     N_AGENT = 5         # a tile's agent: none, or 1 + its direction
     N_TYPES = 11        # len(OBJECT_TO_IDX), len(COLOR_TO_IDX), len(STATE_TO_IDX)
     N_COLORS = 6
     N_STATES = 3
     T_AGENT = 10
-    B_ACTION = 1        # ActionBonus, PositionBonus
+    B_ACTION = 1        # ActionBonus, PositionBonus, NoDeath (the reward wrappers)
     B_POSITION = 2
-    MAX_BONUS = 2
+    B_NODEATH = 3
+    MAX_BONUS = 8       # reward wrappers; as many StochasticActionWrappers
 
 # per-env config row: max_steps, see_through_walls, then the generator's parameters
 cdef enum:
@@ -139,6 +149,16 @@ cdef enum:
     P_SEE = 1
     P_0 = 2
     P_W = 10
+
+# numpy's pcg64_state (numpy/random/src/pcg64/pcg64.h): ReseedWrapper copies a seed's fresh
+# state (the 32 bytes of pcg_state, has_uint32, uinteger) into an env's PCG64
+ctypedef struct PCGState:
+    void* pcg_state
+    int has_uint32
+    uint32_t uinteger
+
+cdef enum:
+    PCG_BYTES = 32
 
 cdef int64_t MAX_TRIES = 100000000    # place_obj: minigrid loops forever; we fail instead
 
@@ -2243,12 +2263,27 @@ cdef class MiniGridPool(Engine):
     cdef int n_bonus
     cdef int bkind[MAX_BONUS]
     cdef double bscale[MAX_BONUS]
+    cdef int64_t bmask[MAX_BONUS]   # NoDeath's types (bit OBJECT_TO_IDX)
+    cdef int bstage[MAX_BONUS]      # the action it sees: acts[bstage] (see env_step)
+    cdef int n_stoch                # StochasticActionWrappers, outermost first
+    cdef double sprob[MAX_BONUS]
+    cdef int64_t sact[MAX_BONUS]    # random_action (-1: integers(n_actions))
+    cdef readonly int64_t n_actions, oview
+    cdef readonly object reseeds, seed_states, seed_gen
+    cdef int64_t* ridx              # per env: ReseedWrapper's next index
+    cdef const uint8_t* sstates     # per seed: PCG64(SeedSequence(seed))'s state bytes
+    cdef int64_t n_seeds, vstride
+    cdef readonly object flat_table, word_table
+    cdef const uint8_t* ftab        # per mission code: FlatObsWrapper's mission bytes
+    cdef const int64_t* wtab        # per mission code: DictObservationSpaceWrapper's words
+    cdef int64_t frow, wrow, n_mis, img_bytes
+    cdef void* pcg_next             # PCG64's next_uint64 (the envs' generator must be one)
     cdef readonly object highlights, obs_tiles
     cdef uint8_t* hl                # per env: RGBImgObsWrapper's highlight (the env's kwarg)
     cdef const uint8_t* otiles      # the RGB wrappers' tiles (_tiles.tiles(ots))
     cdef readonly int64_t ots
     cdef uint16_t lut[10 * N_COLORS * N_STATES]
-    state_arrays = ("grids", "agents", "carried", "targets", "acounts", "pcounts")
+    state_arrays = ("grids", "agents", "carried", "targets", "acounts", "pcounts", "reseeds")
 
     def __init__(self, Py_ssize_t num_envs, int num_threads, long long max_episode_steps,
                  kwargs):
@@ -2259,10 +2294,11 @@ cdef class MiniGridPool(Engine):
         self.width = int(kwargs["_width"])
         self.height = int(kwargs["_height"])
         self.view = v
+        self.oview = int(kwargs.get("_obs_view", v))     # ViewSizeWrapper's (encoded image)
         mode = self.obs_mode = int(kwargs.get("_obs", 0))
         if mode & O_FULL and mode & O_ONEHOT:     # the agent's direction: 4 states, 3 bits
             raise ValueError("MiniGridPool: no one-hot encoding of the full grid")
-        shape = (self.width, self.height) if mode & O_FULL else (v, v)
+        shape = (self.width, self.height) if mode & O_FULL else (self.oview, self.oview)
         shape += (N_TYPES + N_COLORS + N_STATES if mode & O_ONEHOT else 3,)
         self.ots = int(kwargs.get("_rgb_tile", 0))
         if mode & (O_RGB | O_POV):
@@ -2279,16 +2315,35 @@ cdef class MiniGridPool(Engine):
 
         for k, x in enumerate(LUT.ravel().tolist()):
             self.lut[k] = x
-        if mode & O_IMG:
-            outputs = [("obs", shape, np.uint8)]
+        idt = np.uint8
+        if mode & O_SYM:
+            if mode & (O_FULL | O_ONEHOT | O_RGB | O_POV | O_FLAT):
+                raise ValueError("MiniGridPool: one image mode at a time")
+            shape, idt = (self.width, self.height, 3), np.int64
+        self.img_bytes = int(np.prod(shape))
+        self.frow = self.wrow = self.n_mis = 0
+        cdef cnp.ndarray tab
+        if mode & O_FLAT:
+            self.flat_table = tab = np.ascontiguousarray(kwargs["_flat"], np.uint8)
+            self.n_mis, self.frow = tab.shape[0], tab.shape[1]
+            self.ftab = <const uint8_t*> cnp.PyArray_DATA(tab)
+        if mode & O_WORDS:
+            self.word_table = tab = np.ascontiguousarray(kwargs["_words"], np.int64)
+            self.n_mis, self.wrow = tab.shape[0], tab.shape[1]
+            self.wtab = <const int64_t*> cnp.PyArray_DATA(tab)
+        if mode & O_FLAT:
+            outputs = [("obs", (self.img_bytes + self.frow,), np.uint8)]
+        elif mode & O_IMG:
+            outputs = [("obs", shape, idt)]
         else:
             outputs = [("obs", (), np.int64)]
             if mode & O_GOAL:
                 outputs.append(("obs.goal_direction", (), np.float64))
-            outputs += [("obs.image", shape, np.uint8), ("obs.mission", (), np.int64)]
+            outputs += [("obs.image", shape, idt),
+                        ("obs.mission", (self.wrow,) if mode & O_WORDS else (), np.int64)]
         names = [o[0] for o in outputs]
-        self.o_img = names.index("obs" if mode & O_IMG else "obs.image")
-        self.o_dir = names.index("obs") if not mode & O_IMG else -1
+        self.o_img = names.index("obs" if mode & (O_IMG | O_FLAT) else "obs.image")
+        self.o_dir = names.index("obs") if not mode & (O_IMG | O_FLAT) else -1
         self.o_goal = names.index("obs.goal_direction") if "obs.goal_direction" in names else -1
         self.o_mis = names.index("obs.mission") if "obs.mission" in names else -1
         self._init_engine(num_envs, num_threads, max_episode_steps, outputs, 0)
@@ -2297,7 +2352,8 @@ cdef class MiniGridPool(Engine):
         self.agents = np.zeros((num_envs, A_W), np.int64)
         self.carried = np.zeros((num_envs, sizeof(Cell)), np.uint8)
         self.config = np.zeros((num_envs, P_W), np.int64)
-        self.scratch = np.zeros((num_envs, v * v), np.uint8)
+        self.vstride = max(v, self.oview) ** 2
+        self.scratch = np.zeros((num_envs, self.vstride), np.uint8)
         self.targets = np.zeros((num_envs, self.height * self.width), np.uint8)
         self.marks = <uint8_t*> cnp.PyArray_DATA(self.targets)
         self.act = <const int64_t*> cnp.PyArray_DATA(self.actions)
@@ -2312,10 +2368,42 @@ cdef class MiniGridPool(Engine):
         if len(bonus) > MAX_BONUS:
             raise ValueError(f"MiniGridPool: at most {MAX_BONUS} bonus wrappers")
         self.n_bonus = len(bonus)
-        for k, (b, scale) in enumerate(bonus):
+        for k, item in enumerate(bonus):
+            b, scale, mask, stage = (tuple(item) + (0, 0))[:4]
             self.bkind[k] = int(b)
             self.bscale[k] = float(scale)
-        kinds = [int(b) for b, _ in bonus]
+            self.bmask[k] = int(mask)
+            self.bstage[k] = int(stage)
+        kinds = [int(item[0]) for item in bonus]
+        self.n_actions = int(kwargs.get("_n_actions", 7))
+        stoch = list(kwargs.get("_stochastic", ()))
+        if len(stoch) > MAX_BONUS:
+            raise ValueError(f"MiniGridPool: at most {MAX_BONUS} stochastic action wrappers")
+        self.n_stoch = len(stoch)
+        for k, (prob, ra) in enumerate(stoch):
+            self.sprob[k] = float(prob)
+            self.sact[k] = int(ra)
+        for k in range(self.n_bonus):
+            if not 0 <= self.bstage[k] <= self.n_stoch:
+                raise ValueError("MiniGridPool: a reward wrapper's action stage is out of range")
+        reseed = kwargs.get("_reseed")
+        seeds, start = reseed if reseed is not None else ((), 0)
+        self.n_seeds = len(seeds)
+        self.seed_states = np.zeros((max(len(seeds), 1), PCG_BYTES), np.uint8)
+        self.seed_gen = np.random.PCG64(0)
+        cdef bitgen_t* tb = <bitgen_t*> PyCapsule_GetPointer(self.seed_gen.capsule,
+                                                             "BitGenerator")
+        self.pcg_next = <void*> tb.next_uint64
+        cdef cnp.ndarray ss = self.seed_states
+        cdef uint8_t* sp = <uint8_t*> cnp.PyArray_DATA(ss)
+        for k, sd in enumerate(seeds):      # gymnasium's reset(seed=sd): a fresh PCG64
+            self.seed_gen = np.random.PCG64(np.random.SeedSequence(int(sd)))
+            tb = <bitgen_t*> PyCapsule_GetPointer(self.seed_gen.capsule, "BitGenerator")
+            memcpy(sp + <Py_ssize_t> k * PCG_BYTES, (<PCGState*> tb.state).pcg_state,
+                   PCG_BYTES)
+        self.sstates = sp
+        self.reseeds = np.full(num_envs, start, np.int64)
+        self.ridx = <int64_t*> cnp.PyArray_DATA(self.reseeds)
         cells = self.width * self.height
         self.astride = cells * 4 * 7 if B_ACTION in kinds else 0
         self.pstride = cells if B_POSITION in kinds else 0
@@ -2328,7 +2416,13 @@ cdef class MiniGridPool(Engine):
     def _family_signature(self):
         return (self.kind, self.width, self.height, self.obs_mode, self.ots,
                 tuple(self.bkind[k] for k in range(self.n_bonus)),
-                tuple(self.bscale[k] for k in range(self.n_bonus)))
+                tuple(self.bscale[k] for k in range(self.n_bonus)),
+                tuple(self.bmask[k] for k in range(self.n_bonus)),
+                tuple(self.bstage[k] for k in range(self.n_bonus)), self.oview,
+                tuple((self.sprob[k], self.sact[k]) for k in range(self.n_stoch)),
+                self.n_seeds, bytes(self.seed_states),
+                None if self.flat_table is None else self.flat_table.tobytes(),
+                None if self.word_table is None else self.word_table.tobytes())
 
     def configure(self, ids, kwargs):
         """Envs ids take the config row kwargs["_config"] (max_steps, see_through_walls, the
@@ -2347,13 +2441,13 @@ cdef class MiniGridPool(Engine):
         wd.err = r.err
         wd.marks = self.marks + i * self.width * self.height
 
-    cdef uint8_t* vis_mask(self, Py_ssize_t i, World* wd) noexcept nogil:
-        """Grid.process_vis of env i's view (all ones with see_through_walls), m[x * v + y]
-        for view cell (x, y), in env i's scratch row."""
-        cdef int64_t v = self.view, hs = self.view // 2
+    cdef uint8_t* vis_mask(self, Py_ssize_t i, World* wd, int64_t v) noexcept nogil:
+        """Grid.process_vis of env i's view of size v (all ones with see_through_walls),
+        m[x * v + y] for view cell (x, y), in env i's scratch row."""
+        cdef int64_t hs = v // 2
         cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
         cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
-        cdef uint8_t* m = self.vis + i * v * v
+        cdef uint8_t* m = self.vis + i * self.vstride
         cdef int64_t x, y
         if self.cfg[i * P_W + P_SEE] != 0:
             memset(m, 1, v * v)
@@ -2364,7 +2458,7 @@ cdef class MiniGridPool(Engine):
             for x in range(v - 1):
                 if not m[x * v + y]:
                     continue
-                if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
+                if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry, v)):
                     continue
                 m[(x + 1) * v + y] = 1
                 if y > 0:
@@ -2373,7 +2467,7 @@ cdef class MiniGridPool(Engine):
             for x in range(v - 1, 0, -1):
                 if not m[x * v + y]:
                     continue
-                if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)):
+                if not see_behind(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry, v)):
                     continue
                 m[(x - 1) * v + y] = 1
                 if y > 0:
@@ -2385,21 +2479,47 @@ cdef class MiniGridPool(Engine):
         """MiniGridEnv.gen_obs: the view's cells (grid slice rotated so that the agent is at
         (v // 2, v - 1) facing up; outside the grid a grey wall), process_vis unless
         see_through_walls, the carried object at the agent's cell, encoded [x, y, :]; or the
-        RGB wrappers' frame."""
-        cdef int64_t v = self.view, hs = self.view // 2
+        RGB wrappers' frame. The encoded view is ViewSizeWrapper's size (oview); the frames
+        and their highlight the env's agent_view_size (view), as minigrid."""
+        cdef int64_t v = self.oview, hs = self.oview // 2
         cdef int64_t d = wd.a[A_DIR], ax = wd.a[A_X], ay = wd.a[A_Y]
         cdef int64_t dx = DX[d], dy = DY[d], rx = -DY[d], ry = DX[d]
         cdef uint8_t* m
         cdef uint8_t* img = <uint8_t*> self.output_row(self.o_img, i)
         cdef const Cell* c
         cdef bint hot = (self.obs_mode & O_ONEHOT) != 0
-        cdef int64_t x, y
+        cdef int64_t x, y, q
+        cdef int64_t* sym
         if self.o_dir >= 0:
             (<int64_t*> self.output_row(self.o_dir, i))[0] = d
-        if self.o_mis >= 0:
-            (<int64_t*> self.output_row(self.o_mis, i))[0] = wd.a[A_MISSION]
+        q = wd.a[A_MISSION]
+        if self.o_mis >= 0 and self.wrow:        # the mission's word row (zeros: no code)
+            if 0 <= q < self.n_mis:
+                memcpy(self.output_row(self.o_mis, i), self.wtab + q * self.wrow,
+                       self.wrow * sizeof(int64_t))
+            else:
+                memset(self.output_row(self.o_mis, i), 0, self.wrow * sizeof(int64_t))
+        elif self.o_mis >= 0:
+            (<int64_t*> self.output_row(self.o_mis, i))[0] = q
+        if self.frow:                            # after the image: the mission's one-hot
+            if 0 <= q < self.n_mis:
+                memcpy(img + self.img_bytes, self.ftab + q * self.frow, self.frow)
+            else:
+                memset(img + self.img_bytes, 0, self.frow)
         if self.o_goal >= 0:
             (<double*> self.output_row(self.o_goal, i))[0] = goal_slope(wd)
+        if self.obs_mode & O_SYM:
+            # SymbolicObsWrapper: [x, y] = (x, y, OBJECT_TO_IDX or -1), the agent's cell 10
+            sym = <int64_t*> img
+            for x in range(wd.w):
+                for y in range(wd.h):
+                    sym[0] = x
+                    sym[1] = y
+                    c = at(wd, x, y)
+                    sym[2] = (T_AGENT if x == ax and y == ay else
+                              -1 if c.type == T_NONE else c.type)
+                    sym += 3
+            return
         if self.obs_mode & O_FULL:
             # FullyObsWrapper: Grid.encode() indexed [x, y], the agent's cell overwritten
             for x in range(wd.w):
@@ -2409,7 +2529,10 @@ cdef class MiniGridPool(Engine):
                     else:
                         img = emit_cell(img, at(wd, x, y), hot)
             return
-        m = self.vis_mask(i, wd)
+        if self.obs_mode & (O_RGB | O_POV):
+            m = self.vis_mask(i, wd, self.view)
+        else:
+            m = self.vis_mask(i, wd, v)
         if self.obs_mode & O_RGB:
             self.draw_full(wd, m, img, self.otiles, self.ots, self.hl[i] != 0)
             return
@@ -2424,7 +2547,7 @@ cdef class MiniGridPool(Engine):
                     if x == hs and y == v - 1:
                         c = wd.carry
                     else:
-                        c = self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry)
+                        c = self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry, v)
                     img = emit_cell(img, c, hot)
 
     cdef inline int64_t tile_of(self, const Cell* c) noexcept nogil:
@@ -2484,7 +2607,7 @@ cdef class MiniGridPool(Engine):
                 elif not m[x * v + y]:
                     self.blit(out, stride, x, y, tab, ts, 0, 0, False)
                 else:
-                    obj = self.tile_of(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry))
+                    obj = self.tile_of(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry, v))
                     self.blit(out, stride, x, y, tab, ts, obj, 0, True)
 
     def render_frames(self, ids, int64_t tile_size, bint highlight, bint agent_pov):
@@ -2514,7 +2637,7 @@ cdef class MiniGridPool(Engine):
             for k in range(n):
                 i = ip[k]
                 self.view_world(i, &wd)
-                m = self.vis_mask(i, &wd)
+                m = self.vis_mask(i, &wd, v)
                 if agent_pov:
                     self.draw_pov(&wd, m, o + k * size, tab, tile_size)
                 else:
@@ -2534,8 +2657,8 @@ cdef class MiniGridPool(Engine):
 
     cdef inline const Cell* view_cell(self, World* wd, int64_t x, int64_t y, int64_t ax,
                                       int64_t ay, int64_t dx, int64_t dy, int64_t rx,
-                                      int64_t ry) noexcept nogil:
-        cdef int64_t f = self.view - 1 - y, s = x - self.view // 2
+                                      int64_t ry, int64_t v) noexcept nogil:
+        cdef int64_t f = v - 1 - y, s = x - v // 2
         cdef int64_t wx = ax + dx * f + rx * s, wy = ay + dy * f + ry * s
         if wx < 0 or wy < 0 or wx >= wd.w or wy >= wd.h:
             return &WALL_CELL
@@ -2545,7 +2668,17 @@ cdef class MiniGridPool(Engine):
         cdef EnvRow r
         cdef World wd
         cdef const int64_t* p = self.cfg + i * P_W
+        cdef PCGState* st
         self.row_of(i, &r)
+        if self.n_seeds:        # ReseedWrapper: reset(seed=seeds[idx]), idx cycling
+            if r.rng == NULL or <void*> r.rng.next_uint64 != self.pcg_next:
+                snprintf(r.err, ERRMSG_LEN, "ReseedWrapper: the env's generator is not PCG64")
+                return ST_ENGINE_ERROR
+            st = <PCGState*> r.rng.state
+            memcpy(st.pcg_state, self.sstates + self.ridx[i] * PCG_BYTES, PCG_BYTES)
+            st.has_uint32 = 0
+            st.uinteger = 0
+            self.ridx[i] = (self.ridx[i] + 1) % self.n_seeds
         self.world(i, &r, &wd)
         memset(wd.g, 0, wd.w * wd.h * sizeof(Cell))
         memset(wd.carry, 0, sizeof(Cell))
@@ -2570,6 +2703,9 @@ cdef class MiniGridPool(Engine):
         cdef int64_t a = self.act[i], fx, fy, d, q
         cdef int64_t* cnt
         cdef int b
+        cdef int64_t acts[MAX_BONUS + 1]
+        cdef bint dying[MAX_BONUS]
+        cdef const Cell* cur
         cdef bint not_clear = False, red0 = False, blue0 = False, red1, blue1
         cdef bint carried0 = False
         cdef Cell* f
@@ -2578,9 +2714,31 @@ cdef class MiniGridPool(Engine):
         if a < 0 or a > 6:
             snprintf(r.err, ERRMSG_LEN, "action %lld is not in 0..6", <long long> a)
             return ST_ENGINE_ERROR
+        # StochasticActionWrappers, outermost first, each drawing from the env's np_random
+        # (gymnasium's Wrapper.np_random): random() < prob keeps the action, else
+        # random_action or integers(n); acts[k]: the action after the k outermost
+        acts[0] = a
+        for b in range(self.n_stoch):
+            if random_standard_uniform(r.rng) < self.sprob[b]:
+                acts[b + 1] = acts[b]
+            elif self.sact[b] >= 0:
+                acts[b + 1] = self.sact[b]
+            else:
+                acts[b + 1] = rand_int(r.rng, 0, self.n_actions)
+        a = acts[self.n_stoch]
+        self.world(i, &r, &wd)
+        # NoDeath: forward (the action it sees) into a listed type, read before the step
+        d = wd.a[A_DIR]
+        fx = wd.a[A_X] + DX[d]
+        fy = wd.a[A_Y] + DY[d]
+        for b in range(self.n_bonus):
+            dying[b] = False
+            if (self.bkind[b] == B_NODEATH and acts[self.bstage[b]] == 2
+                    and 0 <= fx < wd.w and 0 <= fy < wd.h):
+                f = at(&wd, fx, fy)
+                dying[b] = f.type != T_NONE and (self.bmask[b] >> f.type) & 1
         if self.kind == K_MEMORY and a == 3:    # MemoryEnv: pickup acts as toggle
             a = 5
-        self.world(i, &r, &wd)
         k = wd.carry
         wd.a[A_STEPS] += 1
         r.rew[0] = 0.0
@@ -2706,8 +2864,16 @@ cdef class MiniGridPool(Engine):
         for b in range(self.n_bonus):
             # the wrappers key on the position after the step and the action as given
             q = wd.a[A_Y] * wd.w + wd.a[A_X]
-            if self.bkind[b] == B_ACTION:
-                cnt = self.acnt + i * self.astride + (q * 4 + wd.a[A_DIR]) * 7 + self.act[i]
+            if self.bkind[b] == B_NODEATH:
+                # un-terminate a death: forward into a listed cell or standing on one
+                cur = at(&wd, wd.a[A_X], wd.a[A_Y])
+                if r.term[0] and (dying[b] or (cur.type != T_NONE
+                                               and (self.bmask[b] >> cur.type) & 1)):
+                    r.term[0] = 0
+                    r.rew[0] += self.bscale[b]
+            elif self.bkind[b] == B_ACTION:
+                cnt = (self.acnt + i * self.astride + (q * 4 + wd.a[A_DIR]) * 7
+                       + acts[self.bstage[b]])
                 cnt[0] += 1
                 r.rew[0] += 1.0 / sqrt(<double> cnt[0])
             else:

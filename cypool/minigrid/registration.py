@@ -17,9 +17,12 @@ the kernel blits the tiles cypool.minigrid._tiles draws once per tile size.
 
 ``wrappers`` (make scope): the minigrid.wrappers the user would have applied, innermost
 first, computed in the kernel (``_WRAPPERS``, ``check_wrappers``): Img-, FullyObs-,
-OneHotPartialObs- and DirectionObsWrapper change the observation (and its space),
-RGBImgObsWrapper and RGBImgPartialObsWrapper make it the frame (drawn in the kernel),
-ActionBonus and PositionBonus the reward; any other is refused (docs/minigrid.md).
+OneHotPartialObs-, DirectionObs-, ViewSize-, Symbolic-, Flat- and
+DictObservationSpaceWrapper change the observation (and its space; the last two's mission
+parts are tables made once per mission code), RGBImgObsWrapper and RGBImgPartialObsWrapper
+make it the frame (drawn in the kernel), ActionBonus, PositionBonus and NoDeath the reward,
+StochasticActionWrapper the action, ReseedWrapper the resets' streams; any other is refused
+(docs/minigrid.md).
 
 A new id: a generator in _minigrid.pyx (``K_*``, ``generate``, its step rules in
 ``env_step``), its missions in ``MISSIONS``, its kwargs check and config row in
@@ -501,12 +504,13 @@ _GENERATORS = {
 
 # --------------------------------------------------------------------------- wrappers
 # the pool's observation modes (_minigrid.pyx O_*)
-O_FULL, O_ONEHOT, O_GOAL, O_IMG, O_RGB, O_POV = 1, 2, 4, 8, 16, 32
+O_FULL, O_ONEHOT, O_GOAL, O_IMG, O_RGB, O_POV, O_FLAT, O_WORDS = 1, 2, 4, 8, 16, 32, 64, 128
+O_SYM = 256
 O_FRAME = O_RGB | O_POV
 # the generators whose grids hold a Goal (DirectionObsWrapper raises at reset without one)
 _GOAL_KINDS = {K_EMPTY, K_DOORKEY, K_FOURROOMS, K_LAVAGAP, K_CROSSING, K_MULTIROOM,
                K_DISTSHIFT, K_DYNOBS, K_LOCKEDROOM}
-# minigrid.wrappers' name -> (its kwargs: the values served)
+# minigrid.wrappers' name -> (its kwargs: the values served; None: checked by the code)
 _WRAPPERS = {
     "FullyObsWrapper": {},
     "OneHotPartialObsWrapper": {"tile_size": None},      # any: the encoding ignores it
@@ -516,9 +520,20 @@ _WRAPPERS = {
     "PositionBonus": {"scale": None},                   # checked by _scale
     "RGBImgObsWrapper": {"tile_size": None},            # checked by _tile_size
     "RGBImgPartialObsWrapper": {"tile_size": None},
+    "ViewSizeWrapper": {"agent_view_size": None},
+    "NoDeath": {"no_death_types": None, "death_cost": None},
+    "ReseedWrapper": {"seeds": None, "seed_idx": None},
+    "StochasticActionWrapper": {"prob": None, "random_action": None},
+    "FlatObsWrapper": {"maxStrLen": None},
+    "DictObservationSpaceWrapper": {"max_words_in_mission": None, "word_dict": None},
+    "SymbolicObsWrapper": {},
 }
-B_ACTION, B_POSITION = 1, 2                             # _minigrid.pyx B_*
+B_ACTION, B_POSITION, B_NODEATH = 1, 2, 3               # _minigrid.pyx B_*
+MAX_BONUS = 8
 _SUPPORTED = ", ".join(f"minigrid.wrappers.{n}" for n in _WRAPPERS)
+# minigrid's OBJECT_TO_IDX names (NoDeath tests `cell.type in no_death_types`)
+_TYPE_NAMES = ("unseen", "empty", "wall", "floor", "door", "key", "ball", "box", "goal",
+               "lava", "agent")
 
 
 def _wrapper_name(cls):
@@ -531,16 +546,15 @@ def _wrapper_name(cls):
     return None
 
 
-def _scale(env_id, v):
-    """PositionBonus' scale: a Python int or float (numpy's float64 is one), which the
-    wrapper multiplies in float64 (a float32 would make the bonus a float32)."""
+def _scale(env_id, v, what="PositionBonus scale"):
+    """A Python int or float (numpy's float64 is one), which the wrapper uses in float64 (a
+    float32 would make the reward a float32)."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float)):
-        raise TypeError(f"{env_id}: PositionBonus scale must be an int or float, got {v!r}")
+        raise TypeError(f"{env_id}: {what} must be an int or float, got {v!r}")
     try:
         return float(v)
     except OverflowError:
-        raise ValueError(f"{env_id}: PositionBonus scale {v} is too large for a float") \
-            from None
+        raise ValueError(f"{env_id}: {what} {v} is too large for a float") from None
 
 
 def _tile_size(env_id, name, v):
@@ -550,21 +564,120 @@ def _tile_size(env_id, name, v):
     return _int(env_id, name, v, 1, MAX_TILE_SIZE)
 
 
-def check_wrappers(env_id, kind, wrappers):
-    """(mode, bonus, tile): the pool's observation mode (O_* bits), its reward bonuses
-    ((B_*, scale) in the order applied) and the RGB wrappers' tile size (0: none) for
-    ``wrappers``: a list or tuple of
-    minigrid.wrappers classes or ``(class, kwargs)`` pairs, innermost first. TypeError for a
-    malformed item, ValueError for a wrapper, kwarg or order the pool cannot compute (a
-    wrapper minigrid would crash on: anything after ImgObsWrapper, OneHot twice or after
-    FullyObsWrapper, OneHot after an RGB wrapper, RGBImgPartialObsWrapper after a wrapper
-    that changed the image's shape)."""
+def _no_death_mask(env_id, types):
+    """NoDeath's types as a bit mask of OBJECT_TO_IDX (bit t: `name in no_death_types`, what
+    the wrapper tests, for any container: a str tests substrings, as in minigrid)."""
+    try:
+        mask = sum(1 << t for t, name in enumerate(_TYPE_NAMES) if name in types)
+        goal = "goal" in types
+    except TypeError:
+        raise TypeError(f"{env_id}: NoDeath no_death_types must be a tuple of minigrid type "
+                        f"names, got {types!r}") from None
+    if goal:
+        raise ValueError(f"{env_id}: NoDeath: goal cannot be a death cell (minigrid asserts)")
+    return mask
+
+
+def _seeds(env_id, kw):
+    """ReseedWrapper's seeds (Python ints >= 0) and its first index (seeds[seed_idx], a
+    negative index from the end, then cycling)."""
+    seeds = kw.get("seeds", (0,))
+    try:
+        seeds = list(seeds)
+    except TypeError:
+        raise TypeError(f"{env_id}: ReseedWrapper seeds must be a sequence of ints, "
+                        f"got {seeds!r}") from None
+    if not seeds:
+        raise ValueError(f"{env_id}: ReseedWrapper seeds is empty (minigrid raises at reset)")
+    for k, s in enumerate(seeds):        # gymnasium's np_random: a Python int >= 0
+        if isinstance(s, bool) or not isinstance(s, int):
+            raise TypeError(f"{env_id}: ReseedWrapper seeds[{k}] must be a Python int "
+                            f"(gymnasium's reset(seed=) raises), got {s!r}")
+        if s < 0:
+            raise ValueError(f"{env_id}: ReseedWrapper seeds[{k}] must be >= 0, got {s}")
+    idx = _int(env_id, "ReseedWrapper seed_idx", kw.get("seed_idx", 0), -len(seeds),
+               len(seeds) - 1)
+    return seeds, idx % len(seeds)
+
+
+def _flat_table(env_id, kind, length):
+    """FlatObsWrapper's mission part for each of the id's mission codes: the lowered
+    mission's characters one-hot (a..z, space, comma: 28 codes) in (length, 28), flattened.
+    A mission minigrid would fail on (longer than maxStrLen, another character) is refused
+    here, at make."""
+    table = np.zeros((len(MISSIONS[kind]), length * 28), np.uint8)
+    for code, mission in enumerate(MISSIONS[kind]):
+        if len(mission) > length:
+            raise ValueError(f"{env_id}: FlatObsWrapper maxStrLen={length} is shorter than "
+                             f"the mission {mission!r} ({len(mission)} chars; minigrid "
+                             "raises AssertionError when it comes)")
+        for k, ch in enumerate(mission.lower()):
+            if "a" <= ch <= "z":
+                c = ord(ch) - ord("a")
+            elif ch in " ,":
+                c = 26 + " ,".index(ch)
+            else:
+                raise ValueError(f"{env_id}: FlatObsWrapper cannot encode {ch!r} of the "
+                                 f"mission {mission!r}")
+            table[code, k * 28 + c] = 1
+    return table
+
+
+def _word_table(env_id, kind, max_words, word_dict):
+    """DictObservationSpaceWrapper's mission for each of the id's mission codes: the words'
+    indices (word_dict's, + 1), 0-padded to max_words. A mission minigrid would fail on (an
+    unknown word, max_words words or more) is refused here, at make."""
+    table = np.zeros((len(MISSIONS[kind]), max_words), np.int64)
+    for code, mission in enumerate(MISSIONS[kind]):
+        words = mission.replace(",", " , ").split()
+        for w in words:
+            if w not in word_dict:
+                raise ValueError(f"{env_id}: DictObservationSpaceWrapper: the mission "
+                                 f"{mission!r} has the unknown word {w!r}")
+        if len(words) >= max_words:
+            raise ValueError(f"{env_id}: DictObservationSpaceWrapper max_words_in_mission="
+                             f"{max_words} must exceed the words of {mission!r} "
+                             f"({len(words)}; minigrid asserts)")
+        table[code, :len(words)] = [word_dict[w] + 1 for w in words]
+    return table
+
+
+def _word_dict(env_id, d):
+    from minigrid.wrappers import DictObservationSpaceWrapper
+
+    if d is None:
+        return DictObservationSpaceWrapper.get_minigrid_words()
+    if not isinstance(d, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, np.integer))
+            and not isinstance(v, (bool, np.bool_)) and -2 ** 63 <= v < 2 ** 63 - 1
+            for k, v in d.items()):
+        raise TypeError(f"{env_id}: DictObservationSpaceWrapper word_dict must be None or a "
+                        "dict of str words to int indices")
+    return {k: int(v) for k, v in d.items()}
+
+
+def check_wrappers(env_id, kind, wrappers, view=7, n_actions=7):
+    """(mode, bonus, tile, extra) for ``wrappers``: a list or tuple of minigrid.wrappers
+    classes or ``(class, kwargs)`` pairs, innermost first: the pool's observation mode (O_*
+    bits), its reward wrappers ((B_*, scale, NoDeath's type mask, the index of the action
+    each sees: 0 the user's, k after the k outermost StochasticActionWrappers), in the order
+    applied), the RGB wrappers' tile size (0: none) and ``extra``: "view" (the encoded
+    image's view size: ViewSizeWrapper's, else ``view``), "stochastic" ((prob,
+    random_action or -1), outermost first), "reseed" (None or (seeds, first index)),
+    "flat" (FlatObsWrapper's mission table) and "words" (DictObservationSpaceWrapper's
+    mission table, its vocabulary's size).
+    TypeError for a malformed item, ValueError for a wrapper, kwarg or order the pool cannot
+    compute (a wrapper minigrid would crash on: anything after ImgObsWrapper, OneHot twice
+    or after FullyObsWrapper, OneHot after an RGB wrapper, RGBImgPartialObsWrapper after a
+    wrapper that changed the image's shape)."""
+    extra = {"view": view, "stochastic": [], "reseed": None, "flat": None, "words": None}
     if wrappers is None:
-        return 0, [], 0
+        return 0, [], 0, extra
     if not isinstance(wrappers, (list, tuple)):
         raise TypeError(f"{env_id}: wrappers must be a list of minigrid.wrappers classes or "
                         f"(class, kwargs) pairs, innermost first, got {wrappers!r}")
-    mode, bonus, tile = 0, [], 0
+    mode, bonus, tile, oview = 0, [], 0, view
+    items = []
     for k, item in enumerate(wrappers):
         cls, kw = item, {}
         if isinstance(item, (tuple, list)):
@@ -586,33 +699,97 @@ def check_wrappers(env_id, kind, wrappers):
                     isinstance(value, str) and value in allowed)):
                 raise ValueError(f"{env_id}: {name} kwarg {arg}={value!r} is not served "
                                  f"(served: {_WRAPPERS[name] or 'none'})")
-        if name in ("ActionBonus", "PositionBonus"):    # reward wrappers: anywhere
+        items.append((name, kw))
+    # the action each wrapper sees: after the StochasticActionWrappers outside it
+    n_stoch = sum(name == "StochasticActionWrapper" for name, _ in items)
+    outer = n_stoch
+    for k, (name, kw) in enumerate(items):
+        if name == "StochasticActionWrapper":
+            outer -= 1
+            prob = _scale(env_id, kw.get("prob", 0.9), "StochasticActionWrapper prob")
+            ra = kw.get("random_action", None)
+            if ra is not None:
+                ra = _int(env_id, "StochasticActionWrapper random_action", ra, 0,
+                          n_actions - 1)
+            extra["stochastic"].insert(0, (prob, -1 if ra is None else ra))
+            continue
+        if name == "ReseedWrapper":
+            extra["reseed"] = _seeds(env_id, kw)
+            continue
+        if name in ("ActionBonus", "PositionBonus", "NoDeath"):    # reward wrappers: anywhere
+            outer_seen = outer          # the Stochastic wrappers outside it
+            if name == "NoDeath":
+                if "no_death_types" not in kw:
+                    raise TypeError(f"{env_id}: NoDeath needs no_death_types")
+                mask = _no_death_mask(env_id, kw["no_death_types"])
+                cost = _scale(env_id, kw.get("death_cost", -1.0), "NoDeath death_cost")
+                bonus.append((B_NODEATH, cost, mask, outer_seen))
+                continue
             b = B_ACTION if name == "ActionBonus" else B_POSITION
-            if any(b == c for c, _ in bonus):
+            if any(b == c[0] for c in bonus):
                 raise ValueError(f"{env_id}: {name} twice (the pool keeps one count table "
                                  "of each)")
-            bonus.append((b, _scale(env_id, kw.get("scale", 1))))
+            bonus.append((b, _scale(env_id, kw.get("scale", 1)), 0, outer_seen))
             continue
-        if mode & O_IMG:
-            raise ValueError(f"{env_id}: wrappers[{k}] {name} comes after ImgObsWrapper, whose "
-                             "observation is the image alone (minigrid's wrapper would "
-                             "crash); put ImgObsWrapper last")
+        if mode & (O_IMG | O_FLAT):
+            last = "ImgObsWrapper" if mode & O_IMG else "FlatObsWrapper"
+            raise ValueError(f"{env_id}: wrappers[{k}] {name} comes after {last}, whose "
+                             "observation is one array (minigrid's wrapper would crash); "
+                             f"put {last} last")
+        if name in ("FlatObsWrapper", "DictObservationSpaceWrapper"):
+            if kind == K_GOTOLOCAL:
+                raise ValueError(f"{env_id}: {name} on a BabyAI level is not served (minigrid: "
+                                 "not applicable to BabyAI, whose missions need their own "
+                                 "language)")
+            if mode & O_WORDS:
+                raise ValueError(f"{env_id}: {name} after DictObservationSpaceWrapper would "
+                                 "read its word indices as a str (minigrid crashes)")
         if name == "ImgObsWrapper":
             mode |= O_IMG
+        elif name == "SymbolicObsWrapper":  # (x, y, type or -1) per cell, int64
+            mode = (mode | O_SYM) & ~(O_FULL | O_ONEHOT | O_FRAME)
+        elif name == "FlatObsWrapper":      # the image flattened + the mission one-hot
+            if mode & O_SYM:
+                raise ValueError(f"{env_id}: FlatObsWrapper after SymbolicObsWrapper would "
+                                 "cast its int64 symbols (-1 included) into its uint8 array")
+            length = _int(env_id, "FlatObsWrapper maxStrLen", kw.get("maxStrLen", 96), 0,
+                          4096)
+            extra["flat"] = _flat_table(env_id, kind, length)
+            mode = (mode | O_FLAT) & ~O_GOAL
+        elif name == "DictObservationSpaceWrapper":     # its space: image, direction, mission
+            words = _word_dict(env_id, kw.get("word_dict"))
+            n = _int(env_id, "DictObservationSpaceWrapper max_words_in_mission",
+                     kw.get("max_words_in_mission", 50), 1, 4096)
+            extra["words"] = (_word_table(env_id, kind, n, words), len(words))
+            mode = (mode | O_WORDS) & ~O_GOAL
+        elif name == "ViewSizeWrapper":     # the encoded partial view at its size
+            v = kw.get("agent_view_size", 7)
+            v = _int(env_id, "ViewSizeWrapper agent_view_size", v, 3, _MAX_VIEW)
+            if v % 2 != 1:
+                raise ValueError(f"{env_id}: ViewSizeWrapper agent_view_size must be odd "
+                                 f"(minigrid asserts), got {v}")
+            oview = v
+            mode &= ~(O_FULL | O_ONEHOT | O_FRAME | O_SYM)
         elif name == "FullyObsWrapper":     # replaces the image, whatever it was
-            mode = (mode | O_FULL) & ~(O_ONEHOT | O_FRAME)
+            mode = (mode | O_FULL) & ~(O_ONEHOT | O_FRAME | O_SYM)
         elif name == "RGBImgObsWrapper":    # replaces the image by the full frame
             tile = _tile_size(env_id, f"{name} tile_size", kw.get("tile_size", 8))
-            mode = (mode | O_RGB) & ~(O_FULL | O_ONEHOT | O_POV)
+            mode = (mode | O_RGB) & ~(O_FULL | O_ONEHOT | O_POV | O_SYM)
         elif name == "RGBImgPartialObsWrapper":
-            if mode & (O_FULL | O_FRAME):
+            if mode & (O_FULL | O_FRAME | O_SYM) or oview != view:
                 raise ValueError(f"{env_id}: RGBImgPartialObsWrapper after a wrapper that "
-                                 "changed the image's shape (FullyObsWrapper or an RGB "
-                                 "wrapper): minigrid's observation space would not be its "
-                                 "frame's shape; put RGBImgPartialObsWrapper first")
+                                 "changed the image's shape (FullyObsWrapper, an RGB "
+                                 "wrapper, SymbolicObsWrapper or ViewSizeWrapper): "
+                                 "minigrid's observation space "
+                                 "would not be its frame's shape; put "
+                                 "RGBImgPartialObsWrapper first")
             tile = _tile_size(env_id, f"{name} tile_size", kw.get("tile_size", 8))
             mode = (mode | O_POV) & ~O_ONEHOT
         elif name == "OneHotPartialObsWrapper":
+            if mode & O_SYM:
+                raise ValueError(f"{env_id}: OneHotPartialObsWrapper after SymbolicObsWrapper "
+                                 "would read coordinates and -1 as (type, colour, state) "
+                                 "codes (minigrid raises IndexError)")
             if mode & O_FRAME:
                 raise ValueError(f"{env_id}: OneHotPartialObsWrapper after an RGB wrapper "
                                  "would read pixels as (type, colour, state) codes (minigrid "
@@ -633,26 +810,45 @@ def check_wrappers(env_id, kind, wrappers):
             if mode & O_GOAL:
                 raise ValueError(f"{env_id}: DirectionObsWrapper twice")
             mode |= O_GOAL
+    if len(bonus) > MAX_BONUS:
+        raise ValueError(f"{env_id}: at most {MAX_BONUS} reward wrappers (ActionBonus, "
+                         "PositionBonus, NoDeath)")
+    if len(extra["stochastic"]) > MAX_BONUS:
+        raise ValueError(f"{env_id}: at most {MAX_BONUS} StochasticActionWrappers")
     if mode & O_IMG:
         mode &= ~O_GOAL                     # ImgObsWrapper drops goal_direction
-    return mode, bonus, (tile if mode & O_FRAME else 0)
+    extra["view"] = oview
+    return mode, bonus, (tile if mode & O_FRAME else 0), extra
 
 
 # --------------------------------------------------------------------------- spec hooks
-def _spaces(kw, kind, mode=0, tile=0):
-    v = kw["agent_view_size"]
+def _spaces(kw, kind, mode=0, tile=0, oview=None, extra=None):
+    v = oview or kw["agent_view_size"]
     shape = _GENERATORS[kind][0](kw) if mode & O_FULL else (v, v)
     shape += (20 if mode & O_ONEHOT else 3,)
     if mode & O_RGB:                    # (height * tile, width * tile, 3)
         w, h = _GENERATORS[kind][0](kw)
         shape = (h * tile, w * tile, 3)
-    elif mode & O_POV:
+    elif mode & O_POV:                  # (RGBImgPartialObsWrapper: no ViewSizeWrapper)
         shape = (v * tile, v * tile, 3)
     image = gym.spaces.Box(0, 255, shape, np.uint8)
+    if mode & O_SYM:                    # SymbolicObsWrapper's bounds
+        w, h = _GENERATORS[kind][0](kw)
+        low = np.zeros((w, h, 3), np.int64)
+        low[:, :, 2] = -1
+        high = np.empty((w, h, 3), np.int64)
+        high[:, :, 0], high[:, :, 1], high[:, :, 2] = w - 1, h - 1, 10
+        image = gym.spaces.Box(low, high, dtype=np.int64)
+    if mode & O_FLAT:
+        return gym.spaces.Box(0, 255, (int(np.prod(shape)) + extra["flat"].shape[1],),
+                              np.uint8)
     if mode & O_IMG:
         return image
     spaces = {"image": image, "direction": gym.spaces.Discrete(4),
               "mission": gym.spaces.Text(max_length=256, charset=_CHARSET)}
+    if mode & O_WORDS:
+        table, n_words = extra["words"]
+        spaces["mission"] = gym.spaces.MultiDiscrete([n_words + 1] * table.shape[1])
     if mode & O_GOAL:           # DirectionObsWrapper(type="slope"): unbounded
         spaces["goal_direction"] = gym.spaces.Box(-np.inf, np.inf, (), np.float64)
     return gym.spaces.Dict(spaces)
@@ -674,22 +870,28 @@ def _build(kind, variant, fam, num_envs, num_threads, max_episode_steps, env_kwa
     from cypool.minigrid._minigrid import MiniGridPool
 
     kw = _with(variant, fam.kwargs)
-    mode, bonus, tile = check_wrappers(fam.env_id, kind, fam.make_kwargs["wrappers"])
+    n_actions = 3 if kind == K_DYNOBS else 7
+    mode, bonus, tile, extra = check_wrappers(fam.env_id, kind, fam.make_kwargs["wrappers"],
+                                              kw["agent_view_size"], n_actions)
     w, h = _GENERATORS[kind][0](kw)
     engine = MiniGridPool(num_envs, num_threads, max_episode_steps,
                           {"agent_view_size": kw["agent_view_size"], "_kind": kind,
                            "_width": w, "_height": h, "_config": _config(kind, variant, kw),
                            "_highlight": kw["highlight"], "_obs": mode, "_bonus": bonus,
-                           "_rgb_tile": tile})
-    structure = None                    # ImgObsWrapper: one Box, output "obs"
-    if not mode & O_IMG:
+                           "_rgb_tile": tile, "_obs_view": extra["view"],
+                           "_stochastic": extra["stochastic"], "_reseed": extra["reseed"],
+                           "_n_actions": n_actions, "_flat": extra["flat"],
+                           "_words": extra["words"] and extra["words"][0]})
+    structure = None                    # Img-, FlatObsWrapper: one Box, output "obs"
+    if not mode & (O_IMG | O_FLAT):
         structure = {"direction": "obs", "image": "obs.image",
-                     "mission": (_MissionLeaf("obs.mission") if kind == K_GOTOLOCAL
+                     "mission": ("obs.mission" if mode & O_WORDS else
+                                 _MissionLeaf("obs.mission") if kind == K_GOTOLOCAL
                                  else TextLeaf("obs.mission", MISSIONS[kind]))}
         if mode & O_GOAL:
             structure["goal_direction"] = "obs.goal_direction"
         structure = ("dict", {k: structure[k] for k in sorted(structure)})
-    return Built(engine, observation_space=_spaces(kw, kind, mode, tile),
+    return Built(engine, observation_space=_spaces(kw, kind, mode, tile, extra["view"], extra),
                  obs_structure=structure)
 
 

@@ -154,9 +154,9 @@ class NotMiniGrid(gym.ObservationWrapper):
 
 
 @pytest.mark.parametrize("wrappers,err,match", [
-    ([SymbolicObsWrapper], ValueError, "SymbolicObsWrapper.*supported: "),
-    ([(ReseedWrapper, {"seeds": (1,)})], ValueError, "ReseedWrapper"),
-    ([NotMiniGrid], ValueError, "NotMiniGrid"),
+    ([IMG, SymbolicObsWrapper], ValueError, "after ImgObsWrapper"),
+    ([(ReseedWrapper, {"seeds": ()})], ValueError, "ReseedWrapper"),
+    ([NotMiniGrid], ValueError, "NotMiniGrid.*supported: "),
     ([IMG, FULL], ValueError, "after ImgObsWrapper"),
     ([IMG, IMG], ValueError, "after ImgObsWrapper"),
     ([HOT, HOT], ValueError, "twice"),
