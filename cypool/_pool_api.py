@@ -152,9 +152,9 @@ class PoolApiMixin:
                              f"env.{name}({_POOL_METHODS[name]}) instead")
         methods = getattr(self.pool.family, "methods", None) or {}
         if name in methods:                 # the family's own (compute_reward, ...)
-            with self._lock:
-                self._check_open()
-                env_kw = [dict(kw) for kw in self.pool.env_kw]
+            with self._lock:             # (configure replaces an env's dict: a list copy
+                self._check_open()       # is a snapshot; the hooks only read the dicts)
+                env_kw = list(self.pool.env_kw)
             return tuple(methods[name](env_kw, *args, **kwargs))
         if args or kwargs:
             if name not in self._attr_names():

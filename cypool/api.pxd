@@ -23,3 +23,10 @@
 #   raises cypool.EngineError after the batch, naming the env.
 from numpy.random cimport bitgen_t
 from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN, CALLER_SLOT
+# Numpy's own ufunc inner loops, called without the GIL, give numpy's results bit for bit
+# (its SIMD loops differ from libm's in the last bit for some values; an addition beside
+# version 1, which it leaves unchanged; cypool/_core/_numpy_loops.pxd):
+#   cdef NpLoop COS = numpy_loop(np.cos, "d->d")     # at import; "dd->d", "f->f" alike
+#   np_unary(COS, x), np_unary_n(COS, xs, out, n), np_binary(ATAN2, y, x), np_unary_f(COSF, x)
+from cypool._core._numpy_loops cimport (NpLoop, numpy_loop, np_unary, np_unary_n, np_binary,
+                                        np_unary_f)

@@ -25,7 +25,7 @@ from numpy.random.c_distributions cimport random_uniform
 
 import numpy as np
 
-from cypool.api cimport Engine, EnvRow, ST_OK
+from cypool.api cimport Engine, EnvRow, ST_OK, NpLoop, numpy_loop, np_unary_f
 from cypool.api import state_float, state_seq
 
 cnp.import_array()
@@ -41,42 +41,8 @@ cdef double[3] TORQUE = [-1.0, 0.0, 1.0]
 
 # numpy's float32 cos/sin loops (the ufuncs' 'f->f' entries: the dispatched SIMD kernel numpy
 # chose for this CPU at import, or its libm fallback)
-ctypedef void (*f32_loop)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
-cdef f32_loop COSF = NULL
-cdef f32_loop SINF = NULL
-cdef void* COSF_DATA = NULL
-cdef void* SINF_DATA = NULL
-
-
-cdef f32_loop _float_loop(cnp.ufunc u, void** data) except NULL:
-    # The 'f->f' loop's index from the ufunc's Python `types` list (its order is the C
-    # arrays'): numpy 2.5's Cython declarations of ufunc no longer have the C `types` field,
-    # so `u.types` would be that list, indexed past its end (a crash at import).
-    cdef int k
-    sigs = (<object> u).types
-    if "f->f" in sigs:
-        k = sigs.index("f->f")
-        if 0 <= k < u.ntypes and u.functions[k] != NULL:
-            data[0] = u.data[k]
-            return <f32_loop> <void*> u.functions[k]
-    raise ImportError(f"cypool: numpy's {u.__name__} has no float32 loop")
-
-
-COSF = _float_loop(np.cos, &COSF_DATA)
-SINF = _float_loop(np.sin, &SINF_DATA)
-
-
-cdef inline float _call_f32(f32_loop f, void* data, float x) noexcept nogil:
-    cdef float y = 0
-    cdef char* args[2]
-    cdef cnp.npy_intp n = 1
-    cdef cnp.npy_intp steps[2]
-    args[0] = <char*> &x
-    args[1] = <char*> &y
-    steps[0] = sizeof(float)
-    steps[1] = sizeof(float)
-    f(args, &n, steps, data)
-    return y
+cdef NpLoop COSF = numpy_loop(np.cos, "f->f")
+cdef NpLoop SINF = numpy_loop(np.sin, "f->f")
 
 
 def _f32_cos_sin(x):
@@ -88,8 +54,8 @@ def _f32_cos_sin(x):
     cdef Py_ssize_t i
     with nogil:
         for i in range(xs.shape[0]):
-            cv[i] = _call_f32(COSF, COSF_DATA, xs[i])
-            sv[i] = _call_f32(SINF, SINF_DATA, xs[i])
+            cv[i] = np_unary_f(COSF, xs[i])
+            sv[i] = np_unary_f(SINF, xs[i])
     return c, s
 
 
@@ -164,10 +130,10 @@ cdef class AcrobotPool(Engine):
         obs = <float*> r.obs
         th1 = <float> s[0]
         th2 = <float> s[1]
-        obs[0] = _call_f32(COSF, COSF_DATA, th1)
-        obs[1] = _call_f32(SINF, SINF_DATA, th1)
-        obs[2] = _call_f32(COSF, COSF_DATA, th2)
-        obs[3] = _call_f32(SINF, SINF_DATA, th2)
+        obs[0] = np_unary_f(COSF, th1)
+        obs[1] = np_unary_f(SINF, th1)
+        obs[2] = np_unary_f(COSF, th2)
+        obs[3] = np_unary_f(SINF, th2)
         obs[4] = <float> s[2]
         obs[5] = <float> s[3]
         return ST_OK

@@ -7,6 +7,7 @@ from libc.math cimport sqrt, log, pow, fabs, INFINITY, M_PI
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mjJNT_FREE, mjJNT_BALL, mjJNT_SLIDE,
                                        mjJNT_HINGE, mju_axisAngle2Quat)
 from cypool.mujoco._task cimport (MjEnv, sim_reset_data, sim_forward, sim_dmc_step, np_norm)
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_unary
 
 
 # MjEnv.tstate layout: the legacy RandomState's Gaussian cache, then the task's own values
@@ -17,10 +18,9 @@ cdef enum:
     T_TASK = 3
 
 # ------------------------------------------------------------------ numpy float64 ufunc loops
-# numpy's float64 exp/log1p/sin/cos (the 'd->d' entry of the ufunc: the SIMD kernel numpy
-# dispatched for this CPU, which differs from glibc's on AVX-512 for exp and log1p), called
-# one value at a time: each element's result does not depend on its position.
-ctypedef void (*d_loop)(char**, cnp.npy_intp*, cnp.npy_intp*, void*) noexcept nogil
+# numpy's float64 exp/log1p/sin/cos/arctan2 (the all-'d' entry of the ufunc: the SIMD kernel
+# numpy dispatched for this CPU, which differs from glibc's on AVX-512 for exp and log1p),
+# called one value at a time (cypool/_core/_numpy_loops.pxd: np_unary, np_binary).
 
 # cblas_dgemv, LP64 and ILP64
 ctypedef void (*dgemv32_t)(int order, int trans, int m, int n, double alpha, const double* a,
@@ -33,32 +33,11 @@ ctypedef void (*dgemv64_t)(int order, int trans, long long m, long long n, doubl
 ctypedef struct NpMath:
     dgemv32_t dgemv32
     dgemv64_t dgemv64
-    d_loop exp
-    void* exp_data
-    d_loop log1p
-    void* log1p_data
-    d_loop sin
-    void* sin_data
-    d_loop cos
-    void* cos_data
-    d_loop arctan2
-    void* arctan2_data
-
-
-cdef inline d_loop _double_loop(cnp.ufunc u, void** data) except NULL:
-    # the all-"d" loop's index from the ufunc's Python `types` list (its order is the C
-    # arrays'): numpy 2.5's Cython declarations of ufunc have no C `types` field, so
-    # `u.types` would be that list, read as type numbers (a crash at import)
-    cdef int k
-    f = <object> u
-    sig = "d" * f.nin + "->" + "d" * f.nout
-    sigs = list(f.types)
-    if sig in sigs:
-        k = sigs.index(sig)
-        if 0 <= k < u.ntypes and u.functions[k] != NULL:
-            data[0] = u.data[k]
-            return <d_loop> <void*> u.functions[k]
-    raise ImportError(f"cypool: numpy's {u.__name__} has no float64 loop")
+    NpLoop exp
+    NpLoop log1p
+    NpLoop sin
+    NpLoop cos
+    NpLoop arctan2
 
 
 cdef inline int init_math(NpMath* mm) except -1:
@@ -71,25 +50,12 @@ cdef inline int init_math(NpMath* mm) except -1:
         mm.dgemv64 = <dgemv64_t> <size_t> address
     elif address:
         mm.dgemv32 = <dgemv32_t> <size_t> address
-    mm.exp = _double_loop(np.exp, &mm.exp_data)
-    mm.log1p = _double_loop(np.log1p, &mm.log1p_data)
-    mm.sin = _double_loop(np.sin, &mm.sin_data)
-    mm.cos = _double_loop(np.cos, &mm.cos_data)
-    mm.arctan2 = _double_loop(np.arctan2, &mm.arctan2_data)
+    mm.exp = numpy_loop(np.exp, "d->d")
+    mm.log1p = numpy_loop(np.log1p, "d->d")
+    mm.sin = numpy_loop(np.sin, "d->d")
+    mm.cos = numpy_loop(np.cos, "d->d")
+    mm.arctan2 = numpy_loop(np.arctan2, "dd->d")
     return 0
-
-
-cdef inline double call_d(d_loop f, void* data, double x) noexcept nogil:
-    cdef double y = 0
-    cdef char* args[2]
-    cdef cnp.npy_intp n = 1
-    cdef cnp.npy_intp steps[2]
-    args[0] = <char*> &x
-    args[1] = <char*> &y
-    steps[0] = sizeof(double)
-    steps[1] = sizeof(double)
-    f(args, &n, steps, data)
-    return y
 
 
 cdef inline void vec3_dot_mat3(NpMath* mm, const double* v, const double* a,
@@ -107,22 +73,6 @@ cdef inline void vec3_dot_mat3(NpMath* mm, const double* v, const double* a,
             out[j] = 0.0
             for i in range(3):
                 out[j] += v[i] * a[3 * i + j]
-
-
-cdef inline double call_dd(d_loop f, void* data, double x, double y) noexcept nogil:
-    """A binary float64 loop (np.arctan2) on one pair."""
-    cdef double z = 0
-    cdef char* args[3]
-    cdef cnp.npy_intp n = 1
-    cdef cnp.npy_intp steps[3]
-    args[0] = <char*> &x
-    args[1] = <char*> &y
-    args[2] = <char*> &z
-    steps[0] = sizeof(double)
-    steps[1] = sizeof(double)
-    steps[2] = sizeof(double)
-    f(args, &n, steps, data)
-    return z
 
 
 # ------------------------------------------------------------------ legacy RandomState
@@ -266,7 +216,7 @@ cdef inline double tolerance(NpMath* mm, double x, double lower, double upper, d
     d = ((lower - x) if x < lower else (x - upper)) / margin
     y = d * scale
     if sigmoid == SIG_GAUSSIAN:
-        return call_d(mm.exp, mm.exp_data, -0.5 * (pow(y, 2.0) if scalar else y * y))
+        return np_unary(mm.exp, -0.5 * (pow(y, 2.0) if scalar else y * y))
     if sigmoid == SIG_LINEAR:
         return 1 - y if fabs(y) < 1 else 0.0
     if sigmoid == SIG_LONG_TAIL:

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.random cimport bitgen_t
 from libc.stdio cimport snprintf
 from cypool.api cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_unary, np_binary
 
 cnp.import_array()
 
@@ -63,68 +64,18 @@ cdef extern from "numpy/random/distributions.h" nogil:
 # numpy's float64 scalar math (np.exp, np.cos, np.sin, np.arctan2): numpy's own loops (its
 # AVX-512 exp and arctan2 where the CPU has them, not libm's), called through each ufunc's
 # all-"d" inner loop (thread-safe, no GIL)
-ctypedef void (*loop_fn)(char** args, cnp.npy_intp* dims, cnp.npy_intp* steps,
-                         void* data) noexcept nogil
-cdef loop_fn EXP_LOOP = NULL, COS_LOOP = NULL, SIN_LOOP = NULL, ATAN2_LOOP = NULL
-cdef void* EXP_DATA = NULL
-cdef void* COS_DATA = NULL
-cdef void* SIN_DATA = NULL
-cdef void* ATAN2_DATA = NULL
-
-
-cdef int _find_loop(object f, loop_fn* fn, void** data) except -1:
-    # the all-"d" loop's index from the ufunc's Python `types` list (its order is the C
-    # arrays'): numpy 2.5's Cython declarations of ufunc have no C `types` field, so
-    # `uf.types` would be that list, read as type numbers (a crash at import)
-    cdef cnp.ufunc uf = f
-    cdef int k
-    sig = "d" * f.nin + "->" + "d" * f.nout
-    sigs = list(f.types)
-    if sig in sigs:
-        k = sigs.index(sig)
-        if 0 <= k < uf.ntypes and uf.functions[k] != NULL:
-            fn[0] = <loop_fn> <void*> uf.functions[k]
-            data[0] = uf.data[k]
-            return 0
-    raise RuntimeError(f"cypool.mpe2: numpy's {f.__name__} has no float64 loop")
-
-
-_find_loop(np.exp, &EXP_LOOP, &EXP_DATA)
-_find_loop(np.cos, &COS_LOOP, &COS_DATA)
-_find_loop(np.sin, &SIN_LOOP, &SIN_DATA)
-_find_loop(np.arctan2, &ATAN2_LOOP, &ATAN2_DATA)
-
-
-cdef inline double np_unary(loop_fn fn, void* data, double x) noexcept nogil:
-    cdef double out = 0.0
-    cdef char* args[2]
-    cdef cnp.npy_intp n = 1
-    cdef cnp.npy_intp steps[2]
-    args[0] = <char*> &x
-    args[1] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    fn(args, &n, steps, data)
-    return out
+cdef NpLoop EXP = numpy_loop(np.exp, "d->d")
+cdef NpLoop COS = numpy_loop(np.cos, "d->d")
+cdef NpLoop SIN = numpy_loop(np.sin, "d->d")
+cdef NpLoop ATAN2 = numpy_loop(np.arctan2, "dd->d")
 
 
 cdef inline double np_exp(double x) noexcept nogil:
-    return np_unary(EXP_LOOP, EXP_DATA, x)
+    return np_unary(EXP, x)
 
 
 cdef inline double np_arctan2(double y, double x) noexcept nogil:
-    cdef double out = 0.0
-    cdef char* args[3]
-    cdef cnp.npy_intp n = 1
-    cdef cnp.npy_intp steps[3]
-    args[0] = <char*> &y
-    args[1] = <char*> &x
-    args[2] = <char*> &out
-    steps[0] = 8
-    steps[1] = 8
-    steps[2] = 8
-    ATAN2_LOOP(args, &n, steps, ATAN2_DATA)
-    return out
+    return np_binary(ATAN2, y, x)
 
 
 # np.linalg.norm of a 2-vector is sqrt(x.dot(x)), and numpy's dot is its BLAS's cblas_ddot
@@ -601,13 +552,13 @@ cdef class MPEPool(Engine):
         cdef double* p0 = self.pos + 2 * E * i + 2 * A
         cdef double* ex = self.expected + 2 * A * i
         cdef double theta = random_uniform(r.rng, 0.0, TWO_PI - 0.0)
-        cdef double c = np_unary(COS_LOOP, COS_DATA, theta)
-        cdef double sn = np_unary(SIN_LOOP, SIN_DATA, theta)
+        cdef double c = np_unary(COS, theta)
+        cdef double sn = np_unary(SIN, theta)
         cdef double l0 = p0[0] + 1.25 * c, l1 = p0[1] + 1.25 * sn, sep
         while not (fabs(l0) < 1.0 and fabs(l1) < 1.0) and tries < 100000:
             theta = theta + RAD5
-            c = np_unary(COS_LOOP, COS_DATA, theta)
-            sn = np_unary(SIN_LOOP, SIN_DATA, theta)
+            c = np_unary(COS, theta)
+            sn = np_unary(SIN, theta)
             l0 = p0[0] + 1.25 * c
             l1 = p0[1] + 1.25 * sn
             tries += 1
@@ -836,8 +787,8 @@ cdef class MPEPool(Engine):
                     tmin = ang
             for j in range(N):
                 th = tmin + j * sep
-                ex[2 * j] = pos[2 * N] + 0.5 * np_unary(COS_LOOP, COS_DATA, th)
-                ex[2 * j + 1] = pos[2 * N + 1] + 0.5 * np_unary(SIN_LOOP, SIN_DATA, th)
+                ex[2 * j] = pos[2 * N] + 0.5 * np_unary(COS, th)
+                ex[2 * j + 1] = pos[2 * N + 1] + 0.5 * np_unary(SIN, th)
         for a in range(N):
             for j in range(N):
                 cost[N * a + j] = np_norm2(pos[2 * a] - ex[2 * j],

@@ -77,7 +77,8 @@ MAX_NV = C_MAX_NV
 cdef double EPS4 = np.finfo(np.float64).eps * 4.0
 
 # ---------------------------------------------------------------- numpy's own float64 loops
-include "_numpy_loops.pxi"
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_binary
+include "_goal_batch.pxi"
 
 cdef NpLoop ATAN2 = numpy_loop(np.arctan2, "dd->d")
 
@@ -352,4 +353,30 @@ def mat2euler(const double[::1] mat):
     out = np.empty(3)
     cdef double[::1] o = out
     _mat2euler(&mat[0], &o[0])
+    return out
+
+
+def batch_rewards(object a, object d, double threshold, bint dense):
+    """BaseFetchEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: dense
+    -distance (float64), sparse -(distance > threshold) as float32 (-1 or -0)."""
+    if not goal_batch(a, d, 3):
+        return None
+    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
+    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
+    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
+    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0)
+    cdef double* od = <double*> cnp.PyArray_DATA(out)
+    cdef float* of = <float*> od
+    cdef cnp.npy_intp i
+    cdef int bad
+    with nogil:
+        bad = first_nonfinite(pa, pd, 3 * n)
+        if not bad and dense:
+            for i in range(n):
+                od[i] = -_distance(pa + 3 * i, pd + 3 * i)
+        elif not bad:
+            for i in range(n):
+                of[i] = -<float> (_distance(pa + 3 * i, pd + 3 * i) > threshold)
+    if bad:
+        raise nonfinite_error(bad)
     return out

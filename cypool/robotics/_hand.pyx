@@ -91,7 +91,8 @@ cdef double EPS4 = np.finfo(np.float64).eps * 4.0
 cdef double FLOAT_EPS = np.finfo(np.float64).eps
 
 # ---------------------------------------------------------------- numpy's own float64 loops
-include "_numpy_loops.pxi"
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_unary, np_unary_n, np_binary
+include "_goal_batch.pxi"
 
 cdef NpLoop LOOPS[3]
 cdef enum:
@@ -189,7 +190,15 @@ cdef inline void euler2quat(const double* eu, double* q) noexcept nogil:
 cdef inline void goal_distance(const double* p, const double* a, const double* b,
                                double* d_pos, double* d_rot) noexcept nogil:
     """BaseManipulateEnv._goal_distance of two 7-vector goals."""
-    cdef double dx, dy, dz, w
+    cdef double w
+    goal_pos_w(p, a, b, d_pos, &w)
+    d_rot[0] = 0.0 if p[P_TROT] == ROT_IGNORE else 2 * np1(L_ACOS, w)
+
+
+cdef inline void goal_pos_w(const double* p, const double* a, const double* b,
+                            double* d_pos, double* w_out) noexcept nogil:
+    """_goal_distance's d_pos and the w its d_rot is 2 arccos of (0 with no rotation)."""
+    cdef double dx, dy, dz
     cdef double qa[4]
     cdef double cb[4]
     cdef double qd[4]
@@ -197,7 +206,7 @@ cdef inline void goal_distance(const double* p, const double* a, const double* b
     cdef double eb[3]
     cdef int k
     d_pos[0] = 0.0
-    d_rot[0] = 0.0
+    w_out[0] = 0.0
     if p[P_TPOS] != POS_IGNORE:
         dx = a[0] - b[0]
         dy = a[1] - b[1]
@@ -215,8 +224,7 @@ cdef inline void goal_distance(const double* p, const double* a, const double* b
         for k in range(1, 4):
             cb[k] = -b[3 + k]
         quat_mul(qa, cb, qd)
-        w = clip(qd[0], -1.0, 1.0)
-        d_rot[0] = 2 * np1(L_ACOS, w)
+        w_out[0] = clip(qd[0], -1.0, 1.0)
 
 
 # ---------------------------------------------------------------- the kernels
@@ -494,18 +502,6 @@ def task_capsule(reach=False):
     return export_task(&REACH if reach else &TASK)
 
 
-def reach_distance(const double[:, ::1] a, const double[:, ::1] b):
-    """_norm15 over rows (for compute_reward and tests)."""
-    if a.shape[1] != 3 * NFINGER or b.shape[1] != 3 * NFINGER or a.shape[0] != b.shape[0]:
-        raise ValueError("reach_distance: (n, 15) goals")
-    out = np.empty(a.shape[0])
-    cdef double[::1] o = out
-    cdef Py_ssize_t i
-    for i in range(a.shape[0]):
-        o[i] = _norm15(&a[i, 0], &b[i, 0])
-    return out
-
-
 def distance(const double[::1] prm, const double[:, ::1] a, const double[:, ::1] b):
     """goal_distance over rows (for compute_reward and tests): (d_pos, d_rot) arrays."""
     if a.shape[1] != 7 or b.shape[1] != 7 or a.shape[0] != b.shape[0] or \
@@ -520,3 +516,73 @@ def distance(const double[::1] prm, const double[:, ::1] a, const double[:, ::1]
     for i in range(n):
         goal_distance(&prm[0], &a[i, 0], &b[i, 0], &vp[i], &vr[i])
     return dp, dr
+
+
+def batch_reach_rewards(object a, object d, double threshold, bint dense):
+    """BaseHandReachEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: dense
+    -distance (float64), sparse -(distance > threshold) as float32."""
+    if not goal_batch(a, d, 3 * NFINGER):
+        return None
+    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
+    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
+    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
+    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0)
+    cdef double* od = <double*> cnp.PyArray_DATA(out)
+    cdef float* of = <float*> od
+    cdef cnp.npy_intp i
+    cdef int bad
+    with nogil:
+        bad = first_nonfinite(pa, pd, 3 * NFINGER * n)
+        if not bad and dense:
+            for i in range(n):
+                od[i] = -_norm15(pa + 3 * NFINGER * i, pd + 3 * NFINGER * i)
+        elif not bad:
+            for i in range(n):
+                of[i] = -<float> (_norm15(pa + 3 * NFINGER * i, pd + 3 * NFINGER * i)
+                                  > threshold)
+    if bad:
+        raise nonfinite_error(bad)
+    return out
+
+
+def batch_manipulate_rewards(object a, object d, int tpos, int trot, double threshold,
+                             bint dense):
+    """BaseManipulateEnv.compute_reward of a HER batch (see _goal_batch.pxi) for a target
+    without ignore_z_target_rotation (the Pen's batches keep the reference's own row-2
+    quirk on numpy's path), or None: dense -(10 d_pos + d_rot) (float64), sparse
+    float32(d_pos < threshold) * float32(d_rot < 0.1) - 1."""
+    if not goal_batch(a, d, 7):
+        return None
+    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
+    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
+    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
+    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0)
+    cdef cnp.npy_intp n3 = 3 * n
+    work = cnp.PyArray_EMPTY(1, &n3, cnp.NPY_DOUBLE, 0)
+    cdef double* od = <double*> cnp.PyArray_DATA(out)
+    cdef float* of = <float*> od
+    cdef double* dp = <double*> cnp.PyArray_DATA(work)
+    cdef double* w = dp + n
+    cdef double* dr = w + n             # arccos(w), then 2 arccos(w), as numpy's batch
+    cdef double prm[P_IGNORE_Z + 1]
+    cdef cnp.npy_intp i
+    cdef int bad
+    prm[P_TPOS] = tpos
+    prm[P_TROT] = trot
+    prm[P_IGNORE_Z] = 0.0
+    with nogil:
+        bad = first_nonfinite(pa, pd, 7 * n)
+        if not bad:
+            for i in range(n):
+                goal_pos_w(prm, pa + 7 * i, pd + 7 * i, dp + i, w + i)
+            if trot != ROT_IGNORE and n:
+                np_unary_n(LOOPS[L_ACOS], w, dr, n)
+            for i in range(n):
+                dr[i] = 0.0 if trot == ROT_IGNORE else 2 * dr[i]
+                if dense:
+                    od[i] = -(10.0 * dp[i] + dr[i])
+                else:
+                    of[i] = (<float> (dp[i] < threshold)) * (<float> (dr[i] < 0.1)) - 1.0
+    if bad:
+        raise nonfinite_error(bad)
+    return out

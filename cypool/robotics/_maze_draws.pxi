@@ -17,7 +17,7 @@ cdef long MAX_GOAL_DRAWS = 1000000
 
 # np.exp of float64s: numpy's own "d->d" loop (its SIMD exp where the CPU has one, which
 # differs from libm's on AVX-512), called without the GIL
-include "_numpy_loops.pxi"
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_unary_n
 
 cdef NpLoop EXP = numpy_loop(np.exp, "d->d")
 

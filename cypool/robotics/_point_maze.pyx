@@ -44,6 +44,7 @@ NPARAM_FIXED = P_LOCS
 P_OPTIONS = P_OPT_GOAL   # the reset options' 6 columns start here
 
 include "_maze_draws.pxi"
+include "_goal_batch.pxi"
 
 
 cdef inline void _obs(MjEnv* e) noexcept nogil:
@@ -190,4 +191,35 @@ def dense_rewards(const double[::1] dist):
             m[i] = -dist[i]
         if n:
             np_exp_n(&m[0], &o[0], n)
+    return out
+
+
+def batch_rewards(object a, object d, bint dense):
+    """MazeEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: sparse
+    float64(distance <= 0.45), dense np.exp(-distance) by numpy's own exp loop."""
+    if not goal_batch(a, d, 2):
+        return None
+    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
+    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
+    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
+    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0)
+    neg = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0) if dense else out
+    cdef double* o = <double*> cnp.PyArray_DATA(out)
+    cdef double* m = <double*> cnp.PyArray_DATA(neg)    # -distance, exp's input
+    cdef cnp.npy_intp i
+    cdef double dist
+    cdef int bad
+    with nogil:
+        bad = first_nonfinite(pa, pd, 2 * n)
+        if not bad:
+            for i in range(n):
+                dist = dist_axis(pa[2 * i] - pd[2 * i], pa[2 * i + 1] - pd[2 * i + 1])
+                if dense:
+                    m[i] = -dist
+                else:
+                    o[i] = 1.0 if dist <= GOAL_RADIUS else 0.0
+            if dense and n:
+                np_exp_n(m, o, n)
+    if bad:
+        raise nonfinite_error(bad)
     return out

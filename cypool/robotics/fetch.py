@@ -26,6 +26,7 @@ from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import (OffsetSiteRender, camera_config, no_render, render_kwargs,
                                      setup_render)
+from cypool.robotics.goals import per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -307,8 +308,13 @@ def _goals(achieved_goal, desired_goal):
 def compute_reward(reward_type, achieved_goal, desired_goal, info=None):
     """BaseFetchEnv.compute_reward with this reward type, on one goal pair or a batch: its
     own numpy expression (sparse: float32 -1 or -0 beyond 0.05; dense: -distance)."""
+    from cypool.robotics import _fetch as fk
     if reward_type not in REWARD_TYPES:
         raise ValueError(f"reward_type must be 'sparse' or 'dense', got {reward_type!r}")
+    out = fk.batch_rewards(achieved_goal, desired_goal, DISTANCE_THRESHOLD,
+                           reward_type == "dense")
+    if out is not None:                 # HER's (n, 3) float64 batch, in the kernel
+        return out
     a, d = _goals(achieved_goal, desired_goal)
     dist = np.linalg.norm(a - d, axis=-1)
     if reward_type == "sparse":
@@ -324,9 +330,8 @@ def per_env(name, env_kwargs, *args, **kwargs):
     if name != "compute_reward":                  # BaseRobotEnv's: always False
         _goals(*args[:2], **{k: v for k, v in kwargs.items() if k != "info"})
         return (False,) * len(env_kwargs)
-    values = [kw["reward_type"] for kw in env_kwargs]
-    done = {v: compute_reward(v, *args, **kwargs) for v in set(values)}
-    return tuple(done[v] for v in values)
+    return per_setting(compute_reward, [kw["reward_type"] for kw in env_kwargs], *args,
+                       **kwargs)
 
 
 def fetch_spec(env_id):

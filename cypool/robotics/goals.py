@@ -4,8 +4,10 @@ independent of the pool's num_envs, bit-identical to ``env.unwrapped.compute_rew
 info)`` of gymnasium-robotics: distances as ``np.linalg.norm(a - d, axis=-1)`` (squares
 added) for rewards, as ``np.linalg.norm(a - d)`` (one BLAS dot over the whole array, so a
 batch gives one bool, as in gymnasium-robotics) for termination, dense rewards by numpy's own
-exp. float64 goals run natively (without the GIL); other dtypes take numpy's expression, which
-is then the reference's by construction. Goals with NaN (or infinite) values are refused.
+exp. float64 goals run natively (without the GIL; HER's C-contiguous (n, 2) batch read in
+place); other dtypes take numpy's expression, which is then the reference's by construction.
+Goals with NaN (or infinite) values are refused. :func:`per_setting` is the per-env dispatch
+of every robotics family's goal functions.
 
 :func:`call` is what ``env.call(name, *args)`` returns for these names (a tuple, one result
 per env, each with that env's ``reward_type`` / ``continuing_task``)."""
@@ -63,6 +65,9 @@ def compute_reward(reward_type, achieved_goal, desired_goal, info=None):
 
     if reward_type not in ("sparse", "dense"):
         raise ValueError(f"reward_type must be 'sparse' or 'dense', got {reward_type!r}")
+    out = pm.batch_rewards(achieved_goal, desired_goal, reward_type == "dense")
+    if out is not None:                 # HER's (n, 2) float64 batch, in the kernel
+        return out
     a, d = _goals(achieved_goal, desired_goal)
     nat = _native(a, d)
     if nat is None:                     # numpy's expression in the goals' dtypes
@@ -70,7 +75,7 @@ def compute_reward(reward_type, achieved_goal, desired_goal, info=None):
         return np.exp(-dist) if reward_type == "dense" else (dist <= GOAL_RADIUS).astype(
             np.float64)
     x, y, shape = nat
-    dist = pm.goal_distances(x, y, False)
+    dist = pm.goal_distances(x, y, False)   # (the fast path's dtype, other layouts)
     out = pm.dense_rewards(dist) if reward_type == "dense" else \
         (dist <= GOAL_RADIUS).astype(np.float64)
     return _scalar(out, shape)
@@ -97,6 +102,16 @@ def compute_truncated(achieved_goal, desired_goal, info=None):
     return False
 
 
+def per_setting(fn, values, *args, **kwargs):
+    """One result per env, ``fn(value, *args, **kwargs)`` for each env's setting ``value``,
+    computed once per distinct setting (every robotics family's goal functions)."""
+    first = values[0] if values else None
+    if values.count(first) == len(values):          # one setting, the usual case: one call
+        return (fn(first, *args, **kwargs),) * len(values)
+    done = {v: fn(v, *args, **kwargs) for v in set(values)}
+    return tuple(done[v] for v in values)
+
+
 def per_env(name, env_kwargs, *args, **kwargs):
     """The goal function ``name`` for envs of complete kwargs ``env_kwargs`` (one dict per
     env): a tuple of one result per env, each computed once per distinct setting. The shape
@@ -107,9 +122,7 @@ def per_env(name, env_kwargs, *args, **kwargs):
         return (compute_truncated(*args, **kwargs),) * len(env_kwargs)
     key = "reward_type" if name == "compute_reward" else "continuing_task"
     fn = compute_reward if name == "compute_reward" else compute_terminated
-    values = [kw[key] for kw in env_kwargs]
-    done = {v: fn(v, *args, **kwargs) for v in set(values)}
-    return tuple(done[v] for v in values)
+    return per_setting(fn, [kw[key] for kw in env_kwargs], *args, **kwargs)
 
 
 def call(env, name, *args, **kwargs):

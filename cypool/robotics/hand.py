@@ -22,6 +22,7 @@ from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics.goals import per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -340,29 +341,38 @@ def compute_reward(env_id, reward_type, achieved_goal, desired_goal, info=None):
     """compute_reward of env_id with this reward type, on one goal pair or a batch.
     BaseManipulateEnv's: sparse: float32 success - 1; dense: -(10 d_pos + d_rot).
     BaseHandReachEnv's: sparse: -(float32 (d > 0.01)); dense: -d.
-    float64 goals (the envs' own) go through the kernels' goal distance, row by row; other
-    dtypes, and the Pen's batches, through numpy in their own dtype, as the reference
-    computes them."""
+    HER's batch (C-contiguous (n, g) float64) runs in the kernel, in place; other float64
+    manipulation goals go through the kernel's goal distance row by row; other dtypes and
+    layouts of HandReach's goals, and the Pen's batches, through numpy's own expression, as
+    the reference computes them."""
     from cypool.robotics import _hand as hk
     if reward_type not in REWARD_TYPES:
         raise ValueError(f"reward_type must be 'sparse' or 'dense', got {reward_type!r}")
     obj, tpos, trot, _, _ = HAND[env_id]
+    dense = reward_type == "dense"
+    if obj == "Reach":                  # HER's (n, 15) / (n, 7) float64 batch, in the kernel
+        out = hk.batch_reach_rewards(achieved_goal, desired_goal, REACH_THRESHOLD, dense)
+    elif not OBJECTS[obj]["ignore_z_target_rotation"]:
+        out = hk.batch_manipulate_rewards(achieved_goal, desired_goal, hk.MODES_POS[tpos],
+                                          hk.MODES_ROT[trot],
+                                          OBJECTS[obj]["distance_threshold"], dense)
+    else:
+        out = None
+    if out is not None:
+        return out
     size = sizes(env_id)[0]
     a, d = _goals(achieved_goal, desired_goal, size)
     shape = a.shape[:-1]
-    if a.dtype != np.float64 or d.dtype != np.float64 or (
-            a.ndim > 1 and obj != "Reach" and OBJECTS[obj]["ignore_z_target_rotation"]):
-        # the Pen's batches: the reference's euler_a[2] = euler_b[2] replaces row 2's angles,
-        # not each row's z (and a batch of fewer than 3 raises IndexError): numpy's path
+    if obj == "Reach" or a.dtype != np.float64 or d.dtype != np.float64 or (
+            a.ndim > 1 and OBJECTS[obj]["ignore_z_target_rotation"]):
+        # HandReach: numpy's sum of 15 squares is pairwise along a contiguous axis and
+        # sequential along a strided one (a Fortran-ordered batch), so any other layout
+        # takes numpy's own expression. The Pen's batches: the reference's
+        # euler_a[2] = euler_b[2] replaces row 2's angles, not each row's z (and a batch of
+        # fewer than 3 raises IndexError)
         return _numpy_reward(env_id, reward_type, a, d)
     a2 = np.ascontiguousarray(a.reshape(-1, size), dtype=np.float64)
     d2 = np.ascontiguousarray(d.reshape(-1, size), dtype=np.float64)
-    if obj == "Reach":
-        dist = hk.reach_distance(a2, d2).reshape(shape)
-        if reward_type == "sparse":
-            r = -(dist > REACH_THRESHOLD).astype(np.float32)
-            return r if shape else np.float32(r)
-        return -dist if shape else np.float64(-dist)
     cfg = OBJECTS[obj]
     P = hk.PARAMS
     prm = np.zeros(P["ignore_z"] + 1)
@@ -417,9 +427,8 @@ def per_env(env_id, name, env_kwargs, *args, **kwargs):
         _goals(*args[:2], **{k: v for k, v in kwargs.items() if k != "info"},
                size=sizes(env_id)[0])
         return (False,) * len(env_kwargs)
-    values = [kw["reward_type"] for kw in env_kwargs]
-    done = {v: compute_reward(env_id, v, *args, **kwargs) for v in set(values)}
-    return tuple(done[v] for v in values)
+    return per_setting(functools.partial(compute_reward, env_id),
+                       [kw["reward_type"] for kw in env_kwargs], *args, **kwargs)
 
 
 def hand_spec(env_id):

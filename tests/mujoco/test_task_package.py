@@ -121,6 +121,7 @@ def test_the_public_headers_are_package_data():
     conf = tomllib.loads((root.parent / "pyproject.toml").read_text())
     globs = conf["tool"]["setuptools"]["package-data"]["cypool"]
     for rel in ("mujoco/api.pxd", "mujoco/_task.pxd", "mujoco/_numeric.pxd",
-                "mujoco/_mj/mujoco.pxd", "mujoco/_mj_guard.h", "api.pxd", "_core/_engine.pxd"):
+                "mujoco/_mj/mujoco.pxd", "mujoco/_mj_guard.h", "api.pxd", "_core/_engine.pxd",
+                "_core/_numpy_loops.pxd"):
         assert (root / rel).is_file(), rel
         assert any(fnmatch.fnmatch(rel, g) and rel.count("/") == g.count("/") for g in globs), rel

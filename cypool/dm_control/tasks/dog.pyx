@@ -6,10 +6,11 @@ same mesh and texture files dm_control hands MuJoCo as assets)."""
 from libc.math cimport M_PI, sqrt, INFINITY as INF
 from cypool.mujoco._mj.mujoco cimport mjModel, mjData
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, vec3_dot_mat3, np_sum,
-                                     rs_uniform, rs_gauss, dmc_reset_begin, after_reset,
-                                     dmc_step, tolerance, SIG_GAUSSIAN, SIG_LINEAR,
-                                     SIG_RECIPROCAL, P_NSUB, P_FIRST, T_TASK)
+from cypool.dm_control._dmc cimport (NpMath, init_math, vec3_dot_mat3, np_sum, rs_uniform,
+                                     rs_gauss, dmc_reset_begin, after_reset, dmc_step, tolerance,
+                                     SIG_GAUSSIAN, SIG_LINEAR, SIG_RECIPROCAL, P_NSUB, P_FIRST,
+                                     T_TASK)
+from cypool._core._numpy_loops cimport np_unary
 
 import numpy as np
 
@@ -208,10 +209,10 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     e.tstate[T_STAND] = e.d.xpos[3 * <Py_ssize_t> p[P_TORSO] + 2] * 0.9
     e.tstate[T_STAND + 1] = e.d.xpos[3 * <Py_ssize_t> p[P_PELVIS] + 2] * 0.9
     az = rs_uniform(e, 0, 2 * M_PI)
-    e.d.qpos[r + 3] = call_d(MM.cos, MM.cos_data, az / 2)
+    e.d.qpos[r + 3] = np_unary(MM.cos, az / 2)
     e.d.qpos[r + 4] = 0
     e.d.qpos[r + 5] = 0
-    e.d.qpos[r + 6] = call_d(MM.sin, MM.sin_data, az / 2)
+    e.d.qpos[r + 6] = np_unary(MM.sin, az / 2)
     e.d.qvel[0] = 2 * rs_gauss(e)
     e.d.qvel[1] = 2 * rs_gauss(e)
     e.d.qvel[5] = 2 * rs_gauss(e)
@@ -221,14 +222,14 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         bq = <Py_ssize_t> p[P_BALL_Q]
         bv = <Py_ssize_t> p[P_BALL_V]
         az = rs_uniform(e, 0, 2 * M_PI)
-        e.d.qpos[bq] = p[P_RADIUS] * call_d(MM.sin, MM.sin_data, az)
-        e.d.qpos[bq + 1] = p[P_RADIUS] * call_d(MM.cos, MM.cos_data, az)
+        e.d.qpos[bq] = p[P_RADIUS] * np_unary(MM.sin, az)
+        e.d.qpos[bq + 1] = p[P_RADIUS] * np_unary(MM.cos, az)
         e.d.qpos[bq + 2] = 0.05
         vh = rs_uniform(e, 0, 3)
         vv = sqrt(2 * p[P_GRAVITY] * vh)
         hs = rs_uniform(e, 0, 5)
-        d0 = -call_d(MM.sin, MM.sin_data, az) + 0.05 * rs_gauss(e)
-        d1 = -call_d(MM.cos, MM.cos_data, az) + 0.05 * rs_gauss(e)
+        d0 = -np_unary(MM.sin, az) + 0.05 * rs_gauss(e)
+        d1 = -np_unary(MM.cos, az) + 0.05 * rs_gauss(e)
         e.d.qvel[bv] = hs * d0
         e.d.qvel[bv + 1] = hs * d1
         e.d.qvel[bv + 2] = vv

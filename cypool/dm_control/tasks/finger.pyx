@@ -8,9 +8,10 @@ recomputes from the shared model at the next step's kinematics, before the senso
 so that frames draw the target where dm_control's model puts it."""
 from libc.math cimport M_PI
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, randomize_joints,
+from cypool.dm_control._dmc cimport (NpMath, init_math, rs_uniform, randomize_joints,
                                      dmc_reset_begin, after_reset, dmc_step, P_NSUB, P_FIRST,
                                      T_TASK)
+from cypool._core._numpy_loops cimport np_unary
 
 import numpy as np
 
@@ -73,8 +74,8 @@ cdef void _obs(MjEnv* e) noexcept nogil:
     e.obs[4] = s[<Py_ssize_t> p[P_PROX_V]]
     e.obs[5] = s[<Py_ssize_t> p[P_DIST_V]]
     e.obs[6] = s[<Py_ssize_t> p[P_HINGE_V]]
-    e.obs[7] = call_d(MM.log1p, MM.log1p_data, s[<Py_ssize_t> p[P_TOUCH_TOP]])
-    e.obs[8] = call_d(MM.log1p, MM.log1p_data, s[<Py_ssize_t> p[P_TOUCH_BOTTOM]])
+    e.obs[7] = np_unary(MM.log1p, s[<Py_ssize_t> p[P_TOUCH_TOP]])
+    e.obs[8] = np_unary(MM.log1p, s[<Py_ssize_t> p[P_TOUCH_BOTTOM]])
     if p[P_TURN] != 0:
         e.obs[9] = e.tstate[T_TASK] - s[sp]
         e.obs[10] = e.tstate[T_TASK + 1] - s[sp + 2]
@@ -110,8 +111,8 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         return 1
     if p[P_TURN] != 0:
         angle = rs_uniform(e, -M_PI, M_PI)
-        e.tstate[T_TASK] = p[P_HINGE_X] + p[P_RADIUS] * call_d(MM.sin, MM.sin_data, angle)
-        e.tstate[T_TASK + 1] = p[P_HINGE_Z] + p[P_RADIUS] * call_d(MM.cos, MM.cos_data, angle)
+        e.tstate[T_TASK] = p[P_HINGE_X] + p[P_RADIUS] * np_unary(MM.sin, angle)
+        e.tstate[T_TASK + 1] = p[P_HINGE_Z] + p[P_RADIUS] * np_unary(MM.cos, angle)
     for attempt in range(1000):     # _set_random_joint_angles
         randomize_joints(e)
         if after_reset(e):

@@ -1,10 +1,10 @@
 """dm_control suite hopper (dm_control/suite/hopper.py): stand, hop."""
 from libc.math cimport INFINITY as INF
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, randomize_joints,
-                                     dmc_reset_begin, after_reset, dmc_step, tolerance,
-                                     small_control_mean, SIG_GAUSSIAN, SIG_LINEAR, P_NSUB,
-                                     P_FIRST)
+from cypool.dm_control._dmc cimport (NpMath, init_math, randomize_joints, dmc_reset_begin,
+                                     after_reset, dmc_step, tolerance, small_control_mean,
+                                     SIG_GAUSSIAN, SIG_LINEAR, P_NSUB, P_FIRST)
+from cypool._core._numpy_loops cimport np_unary
 
 from cypool.dm_control._config import (sigmoid_scale, sensor_adr, body_id, SIG_LINEAR as _L,
                                        SIG_QUADRATIC as _Q)
@@ -44,8 +44,8 @@ cdef void _obs(MjEnv* e) noexcept nogil:
     for k in range(e.m.nv):
         e.obs[j] = e.d.qvel[k]
         j += 1
-    e.obs[j] = call_d(MM.log1p, MM.log1p_data, e.d.sensordata[<Py_ssize_t> e.prm[P_TOE]])
-    e.obs[j + 1] = call_d(MM.log1p, MM.log1p_data, e.d.sensordata[<Py_ssize_t> e.prm[P_HEEL]])
+    e.obs[j] = np_unary(MM.log1p, e.d.sensordata[<Py_ssize_t> e.prm[P_TOE]])
+    e.obs[j + 1] = np_unary(MM.log1p, e.d.sensordata[<Py_ssize_t> e.prm[P_HEEL]])
 
 
 cdef int _reset(MjEnv* e) noexcept nogil:

@@ -14,9 +14,10 @@ from libc.math cimport M_PI
 from cpython.pycapsule cimport PyCapsule_New
 from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, call_dd, rs_rand, rs_uniform,
-                                     dmc_reset_begin, after_reset, dmc_step, tolerance,
-                                     SIG_GAUSSIAN, P_NSUB, P_FIRST, T_TASK)
+from cypool.dm_control._dmc cimport (NpMath, init_math, rs_rand, rs_uniform, dmc_reset_begin,
+                                     after_reset, dmc_step, tolerance, SIG_GAUSSIAN, P_NSUB,
+                                     P_FIRST, T_TASK)
+from cypool._core._numpy_loops cimport np_unary, np_binary
 
 import numpy as np
 
@@ -177,14 +178,14 @@ cdef void _obs(MjEnv* e) noexcept nogil:
     cdef double q
     for k in range(8):
         q = e.d.qpos[<Py_ssize_t> p[P_ARM_Q + k]]
-        e.obs[j] = call_d(MM.sin, MM.sin_data, q)
-        e.obs[j + 1] = call_d(MM.cos, MM.cos_data, q)
+        e.obs[j] = np_unary(MM.sin, q)
+        e.obs[j + 1] = np_unary(MM.cos, q)
         j += 2
     for k in range(8):
         e.obs[j] = e.d.qvel[<Py_ssize_t> p[P_ARM_V + k]]
         j += 1
     for k in range(5):
-        e.obs[j] = call_d(MM.log1p, MM.log1p_data, e.d.sensordata[<Py_ssize_t> p[P_TOUCH + k]])
+        e.obs[j] = np_unary(MM.log1p, e.d.sensordata[<Py_ssize_t> p[P_TOUCH + k]])
         j += 1
     j = _pose(e, <Py_ssize_t> p[P_HAND], j)
     j = _pose(e, <Py_ssize_t> p[P_BALL], j)
@@ -218,8 +219,8 @@ cdef int _reset(MjEnv* e) noexcept nogil:
             ta = rs_uniform(e, -M_PI, M_PI)
         e.tstate[T_X] = tx
         e.tstate[T_Z] = tz
-        e.tstate[T_QW] = call_d(MM.cos, MM.cos_data, ta / 2)
-        e.tstate[T_QY] = call_d(MM.sin, MM.sin_data, ta / 2)
+        e.tstate[T_QW] = np_unary(MM.cos, ta / 2)
+        e.tstate[T_QY] = np_unary(MM.sin, ta / 2)
         _use_env_model(e)
         # choice(['in_hand', 'in_target', 'uniform'], p=...): searchsorted(cdf, u, 'right')
         u = rs_rand(e)
@@ -234,7 +235,7 @@ cdef int _reset(MjEnv* e) noexcept nogil:
             oz = e.d.site_xpos[3 * g + 2]
             gx = e.d.site_xmat[9 * g]
             gz = e.d.site_xmat[9 * g + 6]
-            oa = M_PI - call_dd(MM.arctan2, MM.arctan2_data, gz, gx)
+            oa = M_PI - np_binary(MM.arctan2, gz, gx)
         else:
             ox = rs_uniform(e, -.5, .5)
             oz = rs_uniform(e, 0, .7)

@@ -13,10 +13,10 @@ from libc.string cimport memcmp, memcpy
 from cpython.pycapsule cimport PyCapsule_New
 from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, d_loop, _double_loop,
-                                     vec3_dot_mat3, rs_uniform, rs_gauss, dmc_reset_begin,
-                                     after_reset, dmc_step, tolerance, SIG_LINEAR, P_NSUB,
-                                     P_FIRST, T_TASK)
+from cypool.dm_control._dmc cimport (NpMath, init_math, vec3_dot_mat3, rs_uniform, rs_gauss,
+                                     dmc_reset_begin, after_reset, dmc_step, tolerance, SIG_LINEAR,
+                                     P_NSUB, P_FIRST, T_TASK)
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_unary
 
 import numpy as np
 
@@ -59,10 +59,8 @@ ctypedef void (*dgemm64_t)(int order, int ta, int tb, long long m, long long n, 
 
 cdef NpMath MM
 init_math(&MM)
-cdef void* _ASINH_DATA = NULL
-cdef d_loop _ASINH = _double_loop(np.arcsinh, &_ASINH_DATA)
-cdef void* _TANH_DATA = NULL
-cdef d_loop _TANH = _double_loop(np.tanh, &_TANH_DATA)
+cdef NpLoop _ASINH = numpy_loop(np.arcsinh, "d->d")
+cdef NpLoop _TANH = numpy_loop(np.tanh, "d->d")
 # scipy.ndimage's cubic spline pole, sqrt(3) - 2
 cdef double _POLE = -0.267949192431122706472553658494127633
 cdef dgemm32_t _DGEMM32 = NULL
@@ -391,7 +389,7 @@ cdef void _obs(MjEnv* e) noexcept nogil:
         e.obs[j] = e.d.sensordata[<Py_ssize_t> p[P_IMU + k]]
         j += 1
     for k in range(N_FT):
-        e.obs[j] = call_d(_ASINH, _ASINH_DATA, e.d.sensordata[<Py_ssize_t> p[P_FT + k]])
+        e.obs[j] = np_unary(_ASINH, e.d.sensordata[<Py_ssize_t> p[P_FT + k]])
         j += 1
     if p[P_ESCAPE] != 0:
         for k in range(3):      # origin: -torso_pos . torso_frame
@@ -400,7 +398,7 @@ cdef void _obs(MjEnv* e) noexcept nogil:
         j += 3
         for k in range(N_RF):   # where(reading == -1, 1, tanh(reading))
             a[0] = e.d.sensordata[<Py_ssize_t> p[P_RF + k]]
-            e.obs[j] = 1.0 if a[0] == -1.0 else call_d(_TANH, _TANH_DATA, a[0])
+            e.obs[j] = 1.0 if a[0] == -1.0 else np_unary(_TANH, a[0])
             j += 1
     if p[P_FETCH] != 0:
         b = <Py_ssize_t> p[P_BALL]
@@ -468,10 +466,10 @@ cdef int _reset(MjEnv* e) noexcept nogil:
         _build_terrain(e)
     if p[P_FETCH] != 0:
         az = rs_uniform(e, 0, 2 * M_PI)
-        q[0] = call_d(MM.cos, MM.cos_data, az / 2)
+        q[0] = np_unary(MM.cos, az / 2)
         q[1] = 0.0
         q[2] = 0.0
-        q[3] = call_d(MM.sin, MM.sin_data, az / 2)
+        q[3] = np_unary(MM.sin, az / 2)
         r = p[P_SPAWN]
         x = rs_uniform(e, -r, r)
         y = rs_uniform(e, -r, r)

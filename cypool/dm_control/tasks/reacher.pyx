@@ -8,9 +8,10 @@ recomputes from the shared model at the next step's kinematics, and nothing read
 so that frames draw the target where dm_control's model puts it."""
 from libc.math cimport M_PI
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, randomize_joints,
+from cypool.dm_control._dmc cimport (NpMath, init_math, rs_uniform, randomize_joints,
                                      dmc_reset_begin, after_reset, dmc_step, tolerance,
                                      SIG_GAUSSIAN, P_NSUB, P_FIRST, T_TASK)
+from cypool._core._numpy_loops cimport np_unary
 
 import numpy as np
 
@@ -75,8 +76,8 @@ cdef int _reset(MjEnv* e) noexcept nogil:
     angle = rs_uniform(e, 0, 2 * M_PI)
     radius = rs_uniform(e, .05, .20)
     # geom_xpos of a world-body geom: 1 * pos + 0 * ... + world origin, pos itself
-    e.tstate[T_TASK] = radius * call_d(MM.sin, MM.sin_data, angle) + 0.0
-    e.tstate[T_TASK + 1] = radius * call_d(MM.cos, MM.cos_data, angle) + 0.0
+    e.tstate[T_TASK] = radius * np_unary(MM.sin, angle) + 0.0
+    e.tstate[T_TASK + 1] = radius * np_unary(MM.cos, angle) + 0.0
     if after_reset(e):
         return 1
     _obs(e)

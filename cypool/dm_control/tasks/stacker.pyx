@@ -12,9 +12,10 @@ from libc.math cimport M_PI, INFINITY as INF
 from cpython.pycapsule cimport PyCapsule_New
 from cypool.mujoco._mj.mujoco cimport mjModel
 from cypool.mujoco._task cimport export_task, MjEnv, MjTask, np_norm
-from cypool.dm_control._dmc cimport (NpMath, init_math, call_d, rs_uniform, rs_masked,
-                                     dmc_reset_begin, after_reset, dmc_step, tolerance,
-                                     SIG_GAUSSIAN, P_NSUB, P_FIRST, T_TASK)
+from cypool.dm_control._dmc cimport (NpMath, init_math, rs_uniform, rs_masked, dmc_reset_begin,
+                                     after_reset, dmc_step, tolerance, SIG_GAUSSIAN, P_NSUB,
+                                     P_FIRST, T_TASK)
+from cypool._core._numpy_loops cimport np_unary
 
 import numpy as np
 
@@ -135,14 +136,14 @@ cdef void _obs(MjEnv* e) noexcept nogil:
     cdef double q
     for k in range(8):
         q = e.d.qpos[<Py_ssize_t> p[P_ARM_Q + k]]
-        e.obs[j] = call_d(MM.sin, MM.sin_data, q)
-        e.obs[j + 1] = call_d(MM.cos, MM.cos_data, q)
+        e.obs[j] = np_unary(MM.sin, q)
+        e.obs[j + 1] = np_unary(MM.cos, q)
         j += 2
     for k in range(8):
         e.obs[j] = e.d.qvel[<Py_ssize_t> p[P_ARM_V + k]]
         j += 1
     for k in range(e.m.nsensordata):
-        e.obs[j] = call_d(MM.log1p, MM.log1p_data, e.d.sensordata[k])
+        e.obs[j] = np_unary(MM.log1p, e.d.sensordata[k])
         j += 1
     j = _pose(e, <Py_ssize_t> p[P_HAND], j)
     for b in range(n):
