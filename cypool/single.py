@@ -108,15 +108,24 @@ class SingleEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Reset the env: ``seed`` an int (the env's stream restarts, as gymnasium's does) or
-        None (the stream continues; a random one at the first reset). ``options``: None or
-        an empty dict (cypool's envs take no reset options)."""
+        None (the stream continues; a random one at the first reset). ``options``: None, an
+        empty dict, or the family's own reset options (``pool.family.reset_option_keys``:
+        the maze ids' ``goal_cell`` / ``reset_cell``, Adroit's ``initial_state_dict``), checked
+        as ``make_vec``'s reset checks them (ValueError, nothing moves); other keys, the vector
+        env's ``reset_mask`` included, are refused."""
+        family = getattr(getattr(self._pool, "pool", None), "family", None)
+        keys = tuple(getattr(family, "reset_option_keys", ()))
         if options is not None:
             if not isinstance(options, dict):
                 raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
-            if options:
-                raise ValueError(f"unknown reset option(s) {sorted(options)}: cypool's "
-                                 f"{self.env_id} takes none")
-        obs, info = self._pool.reset(seed=seed)   # checks the seed before np_random changes
+            unknown = set(options) - set(keys)
+            if unknown:
+                takes = (f"takes only {', '.join(repr(k) for k in keys)}" if keys
+                         else "takes none")
+                raise ValueError(f"unknown reset option(s) {sorted(unknown)}: cypool's "
+                                 f"{self.env_id} {takes}")
+        # checks the seed and the options before np_random changes
+        obs, info = self._pool.reset(seed=seed, options=options or None)
         super().reset(seed=seed)
         return _unbatch_obs(self.observation_space, obs), _unbatch_info(info)
 

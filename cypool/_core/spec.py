@@ -348,14 +348,20 @@ class FamilySpec:
     methods
         ``{name: fn(env_kwargs, *args, **kwargs)}``: methods of the reference's env that
         ``env.call(name, ...)`` (and SB3's ``env_method``) run for the whole pool at once,
-        given each env's complete kwargs; ``fn`` returns one result per env (Gymnasium-
-        Robotics' ``compute_reward`` on a batch of goals, as HER calls it).
+        given each env's complete kwargs (read-only: shared with the pool); ``fn`` returns
+        one result per env (Gymnasium-Robotics' ``compute_reward`` on a batch of goals, as
+        HER calls it).
     reset_option_keys, reset_options
         The family's own ``reset(options=...)`` keys, beside ``reset_mask``, and
         ``reset_options(fam, options, mask)``: checks their values before any env moves
         (ValueError) and returns a function that writes them in, which ``reset`` calls once
         the pool has drained and the reset's seeds are in (the maze ids' ``goal_cell`` and
         ``reset_cell``).
+    reset_option_per_env
+        ``reset_option_per_env(key, value) -> bool``: whether ``value`` of option ``key`` is
+        the family's one-value-per-env form, whose ``value[lo:hi]`` is the same form for envs
+        ``lo..hi-1`` (the Ray backend hands each worker its envs' rows; any other value goes
+        to every worker as it is). None: the family's option values are never per env.
     """
 
     env_id: str
@@ -383,6 +389,7 @@ class FamilySpec:
     methods: dict | None = None
     reset_option_keys: tuple = ()
     reset_options: Callable | None = None
+    reset_option_per_env: Callable | None = None
     check_env_kwargs: Callable | None = None
     set_max_episode_steps: Callable | None = None
 

@@ -87,10 +87,16 @@ class _PoolWorker:
                 "single_action_space": e.single_action_space,
                 "metadata": dict(e.metadata), "num_threads": e.num_threads,
                 "seed_bound": e.pool.seed_bound,
+                "reset_option_keys": tuple(getattr(e.pool.family, "reset_option_keys", ())),
+                "reset_option_per_env": getattr(getattr(e.pool.family, "spec", None),
+                                                "reset_option_per_env", None),
                 "node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
 
-    def reset(self, seeds, mask):
+    def reset(self, seeds, mask, family_options=None):
+        """``family_options``: the family's own reset options for this actor's envs."""
         options = None if mask is None else {"reset_mask": np.array(mask, np.bool_)}
+        if family_options:
+            options = {**(options or {}), **family_options}
         try:
             obs, info = self.env.reset(seed=seeds, options=options)
         except EngineError as err:
@@ -98,6 +104,12 @@ class _PoolWorker:
         if mask is None:
             self.obs_all = obs
         return obs, self._global_ids(info)
+
+    def check_options(self, mask, family_options):
+        """Check the family's own reset options for this actor's envs (``mask``: the envs
+        reset, None: all) without applying them: ValueError before any actor resets."""
+        m = np.ones(self.env.num_envs, np.bool_) if mask is None else np.array(mask, np.bool_)
+        self.env.pool.family.reset_options(family_options, m)
 
     def last_obs(self):
         """Every env's current observation (a partial reset that skips this actor)."""
@@ -351,6 +363,8 @@ class RayVectorEnv(gym.vector.VectorEnv):
         self.action_space = gym.vector.utils.batch_space(self.single_action_space, n)
         self.metadata = dict(d0["metadata"])
         self._seed_bound = d0["seed_bound"]
+        self._option_keys = d0["reset_option_keys"]
+        self._option_per_env = d0["reset_option_per_env"]
         if self._default_seed is not None:      # room for every env's seed, as make_vec checks
             try:
                 parse_seeds(self._default_seed, n, self._seed_bound)
@@ -577,6 +591,8 @@ class RayVectorEnv(gym.vector.VectorEnv):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed=None, options: dict | None = None):
         """Reset every env (or those in ``options["reset_mask"]``) and return the full batch.
+        The family's own options (the maze ids' cells, Adroit's ``initial_state_dict``) as
+        ``make_vec``'s pools take them.
 
         ``seed``: an int s seeds env i with s + i (actor w gets ``[s + lo_w, ..., s + hi_w - 1]``),
         a list gives one seed (or None) per env, None continues each env's stream. In async
@@ -584,8 +600,24 @@ class RayVectorEnv(gym.vector.VectorEnv):
         """
         with self._lock:
             self._check_alive()
-            mask = parse_reset_options(options, self.num_envs, not self._has_reset)
+            mask = parse_reset_options(options, self.num_envs, not self._has_reset,
+                                       self._option_keys)
             seeds = self._seed_list(seed)
+            fam_opts = self._family_options(options, mask)
+            if any(o is not None for o in fam_opts):    # every share checked before any reset
+                checks = [(w, self._actors[w].check_options.remote(mask[lo:hi], fam_opts[w]))
+                          for w, (lo, hi) in enumerate(self.worker_env_ranges)
+                          if fam_opts[w] is not None]
+                self._wait([ref for _, ref in checks])
+                for w, ref in checks:
+                    try:
+                        ray.get(ref)
+                    except (RayActorError, ObjectLostError) as err:
+                        lo, hi = self.worker_env_ranges[w]
+                        self._dead = WorkerDiedError(w, range(lo, hi), _short(err))
+                        raise self._dead from None
+                    except RayTaskError as err:
+                        raise _unwrap(err) from None
             self._drain()
             refs, slots = [], []
             for w, (lo, hi) in enumerate(self.worker_env_ranges):
@@ -594,9 +626,9 @@ class RayVectorEnv(gym.vector.VectorEnv):
                 if s is not None and all(x is None for x in s):
                     s = None
                 if m.all():
-                    refs.append(self._actors[w].reset.remote(s, None))
+                    refs.append(self._actors[w].reset.remote(s, None, fam_opts[w]))
                 elif m.any():
-                    refs.append(self._actors[w].reset.remote(s, m))
+                    refs.append(self._actors[w].reset.remote(s, m, fam_opts[w]))
                 else:
                     refs.append(self._actors[w].last_obs.remote())
                 slots.append(m.any())
@@ -630,6 +662,27 @@ class RayVectorEnv(gym.vector.VectorEnv):
                 self._raise_worst(errors)
             self._done[mask] = False
             return self._out(self._obs), info
+
+    def _family_options(self, options, mask):
+        """Each worker's share of the family's own reset options (the maze ids' cells,
+        Adroit's initial_state_dict): a per-env value (the spec's reset_option_per_env) is
+        cut into the worker's rows, any other value goes to every worker; None for a worker
+        none of whose envs resets. Each worker's family checks its share, before any env of
+        it moves; a per-env value of the wrong length is refused here."""
+        out = [None] * len(self.worker_env_ranges)
+        given = {k: options[k] for k in self._option_keys if options and k in options}
+        if not given:
+            return out
+        per_env = {k for k, v in given.items()
+                   if self._option_per_env is not None and self._option_per_env(k, v)}
+        for k in per_env:
+            if len(given[k]) != self.num_envs:
+                raise ValueError(f"options[{k!r}]: one value per env must have "
+                                 f"{self.num_envs} rows (one per env), got {len(given[k])}")
+        for w, (lo, hi) in enumerate(self.worker_env_ranges):
+            if mask[lo:hi].any():
+                out[w] = {k: (v[lo:hi] if k in per_env else v) for k, v in given.items()}
+        return out
 
     def step(self, actions, env_ids=None):
         """Step the envs with their rows of ``actions`` (every env, or ``env_ids``).

@@ -10,7 +10,10 @@ them) and are written into the env's model at every reset and step.
 
 Reset (MujocoEnv.reset, reset_model): mj_resetData; the task's draws (np_random.uniform, one
 scalar each, in the reference's order); set_state(qpos0, 0) (mj_forward); Pen: the pen's and
-target's lengths (np.linalg.norm of their sites' difference).
+target's lengths (np.linalg.norm of their sites' difference). reset(options={"initial_state_dict":
+...}): then set_env_state (its model values, set_state(qpos, qvel)); what it sets beyond the
+draws (Hammer's board x, y; Relocate's ball z) stays, in the task state, as in the model of the
+reference's env.
 Step: ctrl = act_mean + clip(action, -1, 1) * act_rng (float64; a float32 action is widened
 exactly, as numpy does); mj_step x 5 and mj_rnePostConstraint; observation, reward, success.
 Norms and dots are numpy's BLAS ddot (np_norm, e.dot), np.sum(qvel ** 2) numpy's pairwise sum,
@@ -32,28 +35,36 @@ cdef enum:
     DOOR, HAMMER, PEN, RELOCATE
 
 cdef enum:
-    C_MAX_NU = 32, N_IDS = 8
+    C_MAX_NU = 32, N_IDS = 8, C_MAX_NQ = 36, N_OPT_MODEL = 6
 
 # Parameter row (one per env): task, reward, the env's model (address), the task's ids
-# (layout per task in cypool.robotics.adroit.IDS), the action rescaling.
+# (layout per task in cypool.robotics.adroit.IDS), the action rescaling; the model's own
+# values of what only reset(options={"initial_state_dict": ...}) changes (Hammer: the board's
+# x, y; Relocate: the ball's z); that option for the env's next reset (a flag, qpos, qvel,
+# the model values: Door's door_body_pos, Hammer's board_pos, Pen's desired_orien,
+# Relocate's obj_pos then target_pos).
 cdef enum:
     P_TASK, P_SPARSE, P_NSUB, P_MODEL, P_ID, P_MEAN = P_ID + N_IDS,
-    P_RNG = P_MEAN + C_MAX_NU, NPARAM = P_RNG + C_MAX_NU
+    P_RNG = P_MEAN + C_MAX_NU, P_BASE = P_RNG + C_MAX_NU, P_OPT = P_BASE + 2,
+    P_OPT_QPOS, P_OPT_QVEL = P_OPT_QPOS + C_MAX_NQ, P_OPT_MODEL = P_OPT_QVEL + C_MAX_NQ,
+    NPARAM = P_OPT_MODEL + N_OPT_MODEL
 
-# task state: the values drawn into the model (Pen: the target's quaternion), Pen's lengths
+# task state: the values drawn into the model (Pen: the target's quaternion), Pen's lengths,
+# the model values an initial_state_dict set beyond the draws (T_FIX_SET: set; else P_BASE's)
 cdef enum:
-    T_MODEL, T_PEN_LEN = T_MODEL + 5, T_TAR_LEN, NSTATE
+    T_MODEL, T_PEN_LEN = T_MODEL + 5, T_TAR_LEN, T_FIX, T_FIX_SET = T_FIX + 2, NSTATE
 
 TASK_IDS = dict(Door=DOOR, Hammer=HAMMER, Pen=PEN, Relocate=RELOCATE)
 TASK_STATE = NSTATE
 MAX_NU = C_MAX_NU
 PARAMS = dict(task=P_TASK, sparse=P_SPARSE, n_substeps=P_NSUB, model=P_MODEL, ids=P_ID,
-              n_ids=N_IDS, mean=P_MEAN, rng=P_RNG, width=NPARAM)
+              n_ids=N_IDS, mean=P_MEAN, rng=P_RNG, base=P_BASE, opt=P_OPT, opt_qpos=P_OPT_QPOS,
+              opt_qvel=P_OPT_QVEL, opt_model=P_OPT_MODEL, max_nq=C_MAX_NQ, width=NPARAM)
 cdef double FLOAT_EPS = np.finfo(np.float64).eps
 cdef double EPS4 = FLOAT_EPS * 4.0
 
 # ---------------------------------------------------------------- numpy's own float64 loops
-include "_numpy_loops.pxi"
+from cypool._core._numpy_loops cimport NpLoop, numpy_loop, np_unary, np_binary
 
 cdef NpLoop SIN = numpy_loop(np.sin, "d->d")
 cdef NpLoop COS = numpy_loop(np.cos, "d->d")
@@ -130,22 +141,30 @@ cdef void _write_model(MjEnv* e, mjModel* m) noexcept nogil:
     """The env's drawn values into its model (reset_model's writes)."""
     cdef const double* ts = e.tstate + T_MODEL
     cdef const double* ids = e.prm + P_ID
+    # what only an initial_state_dict changes: its values, else the model's own
+    cdef const double* fix = e.prm + P_BASE
     cdef int task = <int> e.prm[P_TASK], k
     cdef Py_ssize_t b
+    if e.tstate[T_FIX_SET] != 0.0:
+        fix = e.tstate + T_FIX
     if task == DOOR:                        # body_pos[frame]
         b = 3 * <Py_ssize_t> ids[3]
         for k in range(3):
             m.body_pos[b + k] = ts[k]
-    elif task == HAMMER:                    # body_pos[nail_board, 2]
-        m.body_pos[3 * <Py_ssize_t> ids[5] + 2] = ts[0]
+    elif task == HAMMER:                    # body_pos[nail_board]: x, y fixed; z drawn
+        b = 3 * <Py_ssize_t> ids[5]
+        m.body_pos[b] = fix[0]
+        m.body_pos[b + 1] = fix[1]
+        m.body_pos[b + 2] = ts[0]
     elif task == PEN:                       # body_quat[target]
         b = 4 * <Py_ssize_t> ids[0]
         for k in range(4):
             m.body_quat[b + k] = ts[k]
-    else:                                   # body_pos[Object, :2], site_pos[target]
+    else:                                   # body_pos[Object] (z fixed), site_pos[target]
         b = 3 * <Py_ssize_t> ids[2]
         m.body_pos[b] = ts[0]
         m.body_pos[b + 1] = ts[1]
+        m.body_pos[b + 2] = fix[0]
         b = 3 * <Py_ssize_t> ids[0]
         for k in range(3):
             m.site_pos[b + k] = ts[2 + k]
@@ -280,8 +299,41 @@ cdef int _reset(MjEnv* e) noexcept nogil:
                               e.d.site_xpos + 3 * <Py_ssize_t> ids[5])
         ts[T_TAR_LEN] = _dist(e, e.d.site_xpos + 3 * <Py_ssize_t> ids[6],
                               e.d.site_xpos + 3 * <Py_ssize_t> ids[7])
+    if e.prm[P_OPT] != 0.0 and _set_env_state(e, m, task):
+        return 1
     _obs(e)
     return 0
+
+
+cdef int _set_env_state(MjEnv* e, mjModel* m, int task) noexcept nogil:
+    """reset(options={"initial_state_dict": ...}) after reset_model: set_env_state (the model
+    values, then set_state(qpos, qvel)); Pen's lengths stay reset_model's, as in the
+    reference. The option serves this one reset: its flag is cleared (env i's own row)."""
+    cdef double* prm = <double*> e.prm          # env i's row; only the option flag changes
+    cdef const double* v = prm + P_OPT_MODEL
+    cdef double* ts = e.tstate
+    cdef int k
+    prm[P_OPT] = 0.0
+    if task == DOOR:                            # door_body_pos
+        for k in range(3):
+            ts[T_MODEL + k] = v[k]
+    elif task == HAMMER:                        # board_pos
+        ts[T_FIX] = v[0]
+        ts[T_FIX + 1] = v[1]
+        ts[T_FIX_SET] = 1.0
+        ts[T_MODEL] = v[2]
+    elif task == PEN:                           # desired_orien (the target's body_quat)
+        for k in range(4):
+            ts[T_MODEL + k] = v[k]
+    else:                                       # obj_pos, target_pos
+        ts[T_MODEL] = v[0]
+        ts[T_MODEL + 1] = v[1]
+        ts[T_FIX] = v[2]
+        ts[T_FIX_SET] = 1.0
+        for k in range(3):
+            ts[T_MODEL + 2 + k] = v[3 + k]
+    _write_model(e, m)
+    return sim_set_state(e, prm + P_OPT_QPOS, prm + P_OPT_QVEL)
 
 
 cdef bint _reward(MjEnv* e, double* reward) noexcept nogil:

@@ -5,7 +5,8 @@ The model is the installed package's (``gymnasium_robotics/envs/assets/adroit_ha
 the actuator gain and bias edits each env's constructor makes. Each reset draws part of the
 model (see ``_adroit.pyx``), so every env gets its own copy of the edited model (about 7 MB
 each, as each of the reference's envs has its own). ``reset(options={"initial_state_dict":
-...})`` (set_env_state) is not served: cypool refuses unknown reset options."""
+...})`` is served as the reference's reset serves it (reset_model's draws, then
+set_env_state): see :func:`_reset_options`."""
 from __future__ import annotations
 
 import copy
@@ -126,6 +127,7 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
     row[P["ids"]:P["ids"] + len(ids)] = ids
     row[P["mean"]:P["mean"] + base.nu] = mean
     row[P["rng"]:P["rng"] + base.nu] = rng
+    row[P["base"]:P["base"] + 2] = _base_fixed(task, base, ids)
     check_pool_memory(num_envs, MIN_ENV_BYTES + mujoco.MjData(base).nbuffer + base.nbuffer
                       + 8 * (2 * OBS_SIZE[task] + len(row) + base.nq + base.nv),
                       f"{fam.env_id} envs")
@@ -143,6 +145,102 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
     setup_render(engine, base, fam.make_kwargs, dict(CAMERA[task]))
     return Built(engine, state=st, render=lambda eng, ids, mode, kw: render_frames(
         eng, ids, mode))
+
+
+def _base_fixed(task, model, ids):
+    """The model's own values of what only an initial_state_dict changes beyond the draws
+    (_adroit.pyx's P_BASE): Hammer's board x, y; Relocate's ball z."""
+    if task == "Hammer":
+        return model.body_pos[ids[5], :2]
+    if task == "Relocate":
+        return [model.body_pos[ids[2], 2], 0.0]
+    return [0.0, 0.0]
+
+
+# set_env_state's state_dict per task: its keys (the reference's _state_space, in the order
+# their model values are packed into the option row after qpos and qvel) and shapes
+STATE_KEYS = {"Door": ("door_body_pos",), "Hammer": ("board_pos",), "Pen": ("desired_orien",),
+              "Relocate": ("obj_pos", "target_pos")}
+STATE_SHAPES = {"door_body_pos": 3, "board_pos": 3, "desired_orien": 4, "obj_pos": 3,
+                "target_pos": 3}
+RESET_OPTION_KEYS = ("initial_state_dict",)
+
+
+def _state_row(env_id, task, d, where):
+    """One initial_state_dict as the reference's ``_state_space.contains`` takes it (exactly
+    its keys; each value an array, or anything ``np.asarray(x, float64)`` takes, that casts
+    safely to float64, of its shape, not NaN; qpos and qvel numpy arrays, as its set_state
+    needs), as its option row: qpos, qvel, model values."""
+    shapes = {"qpos": NQ[task], "qvel": NQ[task],
+              **{k: STATE_SHAPES[k] for k in STATE_KEYS[task]}}
+    if not isinstance(d, dict):
+        raise ValueError(f"{env_id}: {where} must be a dict with the keys "
+                         f"{sorted(shapes)}, got {type(d).__name__}")
+    if set(d) != set(shapes):
+        raise ValueError(f"{env_id}: {where} must have exactly the keys {sorted(shapes)} "
+                         f"(set_env_state's), got {sorted(map(str, d))}")
+    out = []
+    for key in ("qpos", "qvel") + STATE_KEYS[task]:
+        x = d[key]
+        if key in ("qpos", "qvel") and not isinstance(x, np.ndarray):
+            raise ValueError(f"{env_id}: {where}[{key!r}] must be a numpy array (set_state "
+                             f"reads its shape), got {type(x).__name__}")
+        if not isinstance(x, np.ndarray):
+            try:
+                x = np.asarray(x, dtype=np.float64)
+            except (ValueError, TypeError, OverflowError):
+                x = None
+        if x is None or not np.can_cast(x.dtype, np.float64):
+            raise ValueError(f"{env_id}: {where}[{key!r}] must be float64 values (or values "
+                             f"that cast safely to float64), got {d[key]!r}")
+        if x.shape != (shapes[key],):
+            raise ValueError(f"{env_id}: {where}[{key!r}] must have shape ({shapes[key]},), "
+                             f"got {x.shape}")
+        x = x.astype(np.float64)
+        if np.isnan(x).any():
+            raise ValueError(f"{env_id}: {where}[{key!r}] holds NaN")
+        out.append(x)
+    return np.concatenate(out)
+
+
+def _reset_options(fam, options, mask):
+    """The FamilySpec hook of the reference's ``reset(options={"initial_state_dict": d})``:
+    ``d`` one dict (every env reset takes it, as gymnasium's vector envs pass the options to
+    each env) or a list of ``num_envs`` dicts or None (env i takes entry i; None: no state
+    set). Each env reset draws as without the option, then takes ``d`` (set_env_state), for
+    that reset only (autoresets do not). Checks every dict (ValueError; nothing changes) and
+    returns the function that writes them into the rows of the envs of ``mask``."""
+    from cypool.robotics import _adroit as ad
+    env_id, task, n = fam.env_id, fam.state.task, fam.engine.num_envs
+    value = options["initial_state_dict"]
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{env_id}: options['initial_state_dict'] must be one dict, or a "
+                             f"list of one dict (or None) per env ({n}), got {len(value)}")
+        rows = [None if d is None else
+                _state_row(env_id, task, d, f"options['initial_state_dict'][{i}]")
+                for i, d in enumerate(value)]
+    else:
+        rows = [_state_row(env_id, task, value, "options['initial_state_dict']")] * n
+    P, nq = ad.PARAMS, NQ[task]
+
+    def apply():
+        p = fam.engine.params
+        p[:, P["opt"]] = 0.0
+        for i in np.flatnonzero(mask):
+            r = rows[i]
+            if r is None:
+                continue
+            p[i, P["opt"]] = 1.0
+            p[i, P["opt_qpos"]:P["opt_qpos"] + nq] = r[:nq]
+            p[i, P["opt_qvel"]:P["opt_qvel"] + nq] = r[nq:2 * nq]
+            p[i, P["opt_model"]:P["opt_model"] + len(r) - 2 * nq] = r[2 * nq:]
+    return apply
+
+
+def _option_per_env(key, value):
+    """FamilySpec.reset_option_per_env: a list (or tuple) holds one dict (or None) per env."""
+    return isinstance(value, (list, tuple))
 
 
 def _sparse(kw):
@@ -192,7 +290,9 @@ def adroit_spec(env_id):
         max_episode_steps=MAX_EPISODE_STEPS,
         info=(InfoKey("success", np.bool_, 1, True, False),), render_fps=100,
         build=functools.partial(_build, task=task), configure=_configure,
-        load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of)
+        load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
+        reset_option_keys=RESET_OPTION_KEYS, reset_options=_reset_options,
+        reset_option_per_env=_option_per_env)
 
 
 _SPECS: dict = {}

@@ -23,7 +23,7 @@ from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._render import no_render, render_kwargs
 from cypool.robotics.maze import (_MAPS, RESET_OPTION_KEYS, check_kwargs as check_maze_kwargs,
-                                  maze_module, maze_render,
+                                  maze_module, maze_render, option_per_env,
                                   reset_options as maze_reset_options)
 
 MAZE_SIZE_SCALING = 4          # AntMazeEnv's
@@ -120,7 +120,8 @@ def ant_maze_spec(env_id):
         action_dtype_of=_action_dtype_of,
         methods={name: functools.partial(goal_fns.per_env, name)
                  for name in goal_fns.METHODS},
-        reset_option_keys=RESET_OPTION_KEYS, reset_options=_reset_options)
+        reset_option_keys=RESET_OPTION_KEYS, reset_options=_reset_options,
+        reset_option_per_env=option_per_env)
 
 
 class _State:

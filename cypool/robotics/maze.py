@@ -138,7 +138,8 @@ def point_maze_spec(env_id):
         extra_info=_extra_info, action_dtype_of=_action_dtype_of,
         methods={name: functools.partial(goal_fns.per_env, name)
                  for name in goal_fns.METHODS},
-        reset_option_keys=RESET_OPTION_KEYS, reset_options=_point_reset_options)
+        reset_option_keys=RESET_OPTION_KEYS, reset_options=_point_reset_options,
+        reset_option_per_env=option_per_env)
 
 
 class _State:
@@ -242,6 +243,15 @@ def _option_cells(fam, name, value):
             raise ValueError(f"{fam.env_id}: options[{name!r}] of env {i} is ({r}, {c}), "
                              f"a wall cell")
     return a.astype(np.int64)
+
+
+def option_per_env(key, value):
+    """FamilySpec.reset_option_per_env: a (num_envs, 2) array of cells (two or more axes) is
+    one cell per env; a (row, col) cell serves every env."""
+    try:
+        return np.ndim(value) >= 2
+    except ValueError:              # ragged: refused by _option_cells
+        return False
 
 
 def reset_options(fam, options, mask, *, at, scale, reset_distance):
