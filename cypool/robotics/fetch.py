@@ -330,8 +330,7 @@ def per_env(name, env_kwargs, *args, **kwargs):
     if name != "compute_reward":                  # BaseRobotEnv's: always False
         _goals(*args[:2], **{k: v for k, v in kwargs.items() if k != "info"})
         return (False,) * len(env_kwargs)
-    return per_setting(compute_reward, [kw["reward_type"] for kw in env_kwargs], *args,
-                       **kwargs)
+    return per_setting(compute_reward, "reward_type", env_kwargs, *args, **kwargs)
 
 
 def fetch_spec(env_id):

@@ -13,6 +13,8 @@ of every robotics family's goal functions.
 per env, each with that env's ``reward_type`` / ``continuing_task``)."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 GOAL_RADIUS = 0.45
@@ -102,9 +104,11 @@ def compute_truncated(achieved_goal, desired_goal, info=None):
     return False
 
 
-def per_setting(fn, values, *args, **kwargs):
-    """One result per env, ``fn(value, *args, **kwargs)`` for each env's setting ``value``,
-    computed once per distinct setting (every robotics family's goal functions)."""
+def per_setting(fn, key, env_kwargs, *args, **kwargs):
+    """One result per env, ``fn(value, *args, **kwargs)`` for each env's setting
+    ``env_kwargs[i][key]``, computed once per distinct setting (every robotics family's goal
+    functions)."""
+    values = list(map(operator.itemgetter(key), env_kwargs))
     first = values[0] if values else None
     if values.count(first) == len(values):          # one setting, the usual case: one call
         return (fn(first, *args, **kwargs),) * len(values)
@@ -122,7 +126,7 @@ def per_env(name, env_kwargs, *args, **kwargs):
         return (compute_truncated(*args, **kwargs),) * len(env_kwargs)
     key = "reward_type" if name == "compute_reward" else "continuing_task"
     fn = compute_reward if name == "compute_reward" else compute_terminated
-    return per_setting(fn, [kw[key] for kw in env_kwargs], *args, **kwargs)
+    return per_setting(fn, key, env_kwargs, *args, **kwargs)
 
 
 def call(env, name, *args, **kwargs):

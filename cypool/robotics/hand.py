@@ -427,8 +427,8 @@ def per_env(env_id, name, env_kwargs, *args, **kwargs):
         _goals(*args[:2], **{k: v for k, v in kwargs.items() if k != "info"},
                size=sizes(env_id)[0])
         return (False,) * len(env_kwargs)
-    return per_setting(functools.partial(compute_reward, env_id),
-                       [kw["reward_type"] for kw in env_kwargs], *args, **kwargs)
+    return per_setting(functools.partial(compute_reward, env_id), "reward_type", env_kwargs,
+                       *args, **kwargs)
 
 
 def hand_spec(env_id):
