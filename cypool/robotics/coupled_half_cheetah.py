@@ -5,15 +5,20 @@ spec (``cypool.mujoco.family.task_spec``: kwargs, limit, info, rendering as the 
 ``cypool.multiagent.mamujoco_v1`` partitions it among agents by this id."""
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 COUPLED = ("CoupledHalfCheetah-v0",)
 MAX_EPISODE_STEPS = 1000        # the reference's TimeLimit (the task module's too)
 
 
+@functools.lru_cache(maxsize=None)
 def spec_of(env_id):
+    """The MuJoCo task spec without EnvPool names: EnvPool 1.2.5 has no such id."""
     from cypool.mujoco.family import task_spec
     from cypool.robotics import _coupled_half_cheetah as task
 
-    return task_spec(env_id, task)
+    return dataclasses.replace(task_spec(env_id, task), envpool=None)
 
 
 def make(env_id, *args, **kwargs):
