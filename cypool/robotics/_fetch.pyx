@@ -359,12 +359,13 @@ def mat2euler(const double[::1] mat):
 def batch_rewards(object a, object d, double threshold, bint dense):
     """BaseFetchEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: dense
     -distance (float64), sparse -(distance > threshold) as float32 (-1 or -0)."""
-    if not goal_batch(a, d, 3):
+    cdef GoalRows r
+    out = goal_rows(a, d, 3, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, &r)
+    if out is None:
         return None
-    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
-    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
-    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
-    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0)
+    cdef cnp.npy_intp n = r.n
+    cdef const double* pa = r.a
+    cdef const double* pd = r.d
     cdef double* od = <double*> cnp.PyArray_DATA(out)
     cdef float* of = <float*> od
     cdef cnp.npy_intp i

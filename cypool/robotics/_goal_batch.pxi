@@ -1,7 +1,8 @@
 # The fast path of the goal functions (compute_reward on the batch HER sends): two
 # C-contiguous, aligned, native-order float64 arrays of one shape (n, g) are read in place;
 # anything else (other dtypes, layouts, shapes, a single pair) returns None from the
-# kernels' batch_* functions and takes the family's general numpy path. Needs
+# kernels' batch_* functions and takes the family's general numpy path. goal_rows gives a
+# batch's rows and output array; first_nonfinite is checked in the kernel's nogil pass. Needs
 # `cimport numpy as cnp` and `import numpy as np` in the includer.
 from libc.stdint cimport uint64_t
 
@@ -21,6 +22,23 @@ cdef inline bint goal_batch(object a, object d, Py_ssize_t g) noexcept:
         return False
     return (cnp.PyArray_DIM(x, 1) == g and cnp.PyArray_DIM(y, 1) == g
             and cnp.PyArray_DIM(x, 0) == cnp.PyArray_DIM(y, 0))
+
+
+ctypedef struct GoalRows:
+    cnp.npy_intp n                  # rows
+    const double* a                 # achieved goals, n x g
+    const double* d                 # desired goals, n x g
+
+
+cdef inline object goal_rows(object a, object d, Py_ssize_t g, int typenum, GoalRows* r):
+    """The (n,) output array of numpy type typenum for the batch (a, d), r filled in; None
+    when (a, d) is not such a batch."""
+    if not goal_batch(a, d, g):
+        return None
+    r.n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
+    r.a = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
+    r.d = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
+    return cnp.PyArray_EMPTY(1, &r.n, typenum, 0)
 
 
 cdef inline bint all_finite(const double* x, Py_ssize_t m) noexcept nogil:

@@ -521,12 +521,13 @@ def distance(const double[::1] prm, const double[:, ::1] a, const double[:, ::1]
 def batch_reach_rewards(object a, object d, double threshold, bint dense):
     """BaseHandReachEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: dense
     -distance (float64), sparse -(distance > threshold) as float32."""
-    if not goal_batch(a, d, 3 * NFINGER):
+    cdef GoalRows r
+    out = goal_rows(a, d, 3 * NFINGER, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, &r)
+    if out is None:
         return None
-    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
-    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
-    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
-    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0)
+    cdef cnp.npy_intp n = r.n
+    cdef const double* pa = r.a
+    cdef const double* pd = r.d
     cdef double* od = <double*> cnp.PyArray_DATA(out)
     cdef float* of = <float*> od
     cdef cnp.npy_intp i
@@ -551,12 +552,13 @@ def batch_manipulate_rewards(object a, object d, int tpos, int trot, double thre
     without ignore_z_target_rotation (the Pen's batches keep the reference's own row-2
     quirk on numpy's path), or None: dense -(10 d_pos + d_rot) (float64), sparse
     float32(d_pos < threshold) * float32(d_rot < 0.1) - 1."""
-    if not goal_batch(a, d, 7):
+    cdef GoalRows r
+    out = goal_rows(a, d, 7, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, &r)
+    if out is None:
         return None
-    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
-    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
-    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
-    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0)
+    cdef cnp.npy_intp n = r.n
+    cdef const double* pa = r.a
+    cdef const double* pd = r.d
     cdef cnp.npy_intp n3 = 3 * n
     work = cnp.PyArray_EMPTY(1, &n3, cnp.NPY_DOUBLE, 0)
     cdef double* od = <double*> cnp.PyArray_DATA(out)

@@ -197,12 +197,13 @@ def dense_rewards(const double[::1] dist):
 def batch_rewards(object a, object d, bint dense):
     """MazeEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: sparse
     float64(distance <= 0.45), dense np.exp(-distance) by numpy's own exp loop."""
-    if not goal_batch(a, d, 2):
+    cdef GoalRows r
+    out = goal_rows(a, d, 2, cnp.NPY_DOUBLE, &r)
+    if out is None:
         return None
-    cdef cnp.npy_intp n = cnp.PyArray_DIM(<cnp.ndarray> a, 0)
-    cdef const double* pa = <const double*> cnp.PyArray_DATA(<cnp.ndarray> a)
-    cdef const double* pd = <const double*> cnp.PyArray_DATA(<cnp.ndarray> d)
-    out = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0)
+    cdef cnp.npy_intp n = r.n
+    cdef const double* pa = r.a
+    cdef const double* pd = r.d
     neg = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0) if dense else out
     cdef double* o = <double*> cnp.PyArray_DATA(out)
     cdef double* m = <double*> cnp.PyArray_DATA(neg)    # -distance, exp's input
