@@ -6,10 +6,14 @@ layout EnvPool's (read from ``envpool/minigrid`` and measured with the installed
 the observation is a Dict of ``direction`` (int32, ``Discrete(4)``), ``image`` (uint8) and
 ``mission``, the mission's UTF-8 bytes zero-padded to ``mission_bytes`` (96; BabyAI 512) as a
 ``Box(0, 255, (mission_bytes,), uint8)``; info adds ``agent_pos`` (int32 ``(x, y)``, minigrid's
-``agent_pos``). EnvPool's ``mission_id`` is not given (its numbering is EnvPool's own per
-generator). Options: ``max_episode_steps`` is minigrid's ``max_steps`` (EnvPool's BabyAI 0: the
-env's own limit); every other option of EnvPool's (one config for all its MiniGrid ids) is
-accepted at the id's default only.
+``agent_pos``) and ``mission_id`` (int32) where EnvPool's is a constant: -1 on every BabyAI id,
+0 on the MiniGrid ids whose generator EnvPool does not number (one mission, or KeyCorridor's,
+LockedRoom's, BlockedUnlockPickup's). EnvPool numbers the missions of Fetch, GoToDoor,
+GoToObject, PutNear and UnlockPickup (colour, colour * 3 + type, ...): a function of the
+mission string that the info hook, given the engine's rows only, cannot read, so those ids
+have no ``mission_id``. Options: ``max_episode_steps`` is minigrid's ``max_steps`` (EnvPool's
+BabyAI 0: the env's own limit); every other option of EnvPool's (one config for all its
+MiniGrid ids) is accepted at the id's default only.
 """
 from __future__ import annotations
 
@@ -21,7 +25,10 @@ import gymnasium as gym
 from cypool import _envpool_tables as T
 from cypool._core.spec import EnvPoolNames
 
-A_X, A_Y = 0, 1         # cypool/minigrid/_minigrid.pyx: the agent row's x, y (engine.agents)
+# cypool/minigrid/_minigrid.pyx: the agent row's x, y (engine.agents). The family gives no
+# public agent position (no info key; get_state's part is the same row as bytes): a
+# MiniGridPool method agent_pos(ids) would let this module stop reading its layout.
+A_X, A_Y = 0, 1
 
 
 def same(value, default) -> bool:
@@ -40,6 +47,23 @@ def same(value, default) -> bool:
 
 def _agent_pos(engine, ids):
     return np.asarray(engine.agents)[ids][:, A_X:A_Y + 1]
+
+
+# EnvPool's generators whose mission_id numbers the mission (not given, see the docstring)
+NUMBERED = ("fetch", "goto_door", "goto_object", "put_near", "unlock_pickup")
+
+
+def mission_id(cfg):
+    """EnvPool's constant mission_id of an id's config, or None where it numbers missions."""
+    if cfg["env_name"].startswith("babyai_"):
+        return -1
+    return None if cfg["env_name"] in NUMBERED else 0
+
+
+def _constant(value):
+    def info(engine, ids):
+        return np.full(len(ids), value, np.int32)
+    return info
 
 
 def _mission_bytes(n):
@@ -87,14 +111,17 @@ def served() -> dict:
     for eid, over in T.MINIGRID.items():
         cfg = {**T.MINIGRID_BASE, **over}
         n = cfg["mission_bytes"]
+        info = {"agent_pos": (_agent_pos, np.int32)}
+        if mission_id(cfg) is not None:
+            info["mission_id"] = (_constant(mission_id(cfg)), np.int32)
         names = EnvPoolNames(ids=(eid,), config=cfg, convert=_convert(eid), obs=_mission_bytes(n),
-                             info={"agent_pos": (_agent_pos, np.int32)}, family="MiniGrid")
+                             info=info, family="MiniGrid")
         out[eid] = (eid, names, _space(n))
     return out
 
 
 def refused() -> dict:
     return {eid: (f"{eid}: cypool does not run this minigrid env (cypool.envpool serves "
-                  f"EnvPool's MiniGrid and BabyAI-GoToLocal ids whose env cypool runs; "
+                  f"EnvPool's MiniGrid and BabyAI ids whose env cypool runs; "
                   f"cypool.list_envs() lists cypool's minigrid ids for cypool.make_vec)")
             for eid in T.MINIGRID_UNSERVED}
