@@ -18,46 +18,16 @@ from minigrid.wrappers import (ActionBonus, DirectionObsWrapper,  # noqa: E402
                                FullyObsWrapper, ImgObsWrapper, OneHotPartialObsWrapper,
                                RGBImgObsWrapper, RGBImgPartialObsWrapper)
 
+from _wrapped_ref import assert_same, wrapped  # noqa: E402
+
 IMG, FULL, HOT = ImgObsWrapper, FullyObsWrapper, OneHotPartialObsWrapper
 RGB, POV = RGBImgObsWrapper, RGBImgPartialObsWrapper
 SLOPE = (DirectionObsWrapper, {"type": "slope"})
 
 
-def wrapped(env_id, wrappers, **kw):
-    env = gym.make(env_id, **kw)
-    for w in wrappers:
-        cls, wkw = w if isinstance(w, tuple) else (w, {})
-        env = cls(env, **wkw)
-    return env
-
-
 def reference(env_id, wrappers, own, mode=AutoresetMode.NEXT_STEP, **kw):
     return gym.vector.SyncVectorEnv(
         [lambda d=d: wrapped(env_id, wrappers, **kw, **d) for d in own], autoreset_mode=mode)
-
-
-def assert_same(x, y, where):
-    if isinstance(y, dict):
-        assert isinstance(x, dict) and sorted(x) == sorted(y), (where, list(x), list(y))
-        for k in y:
-            assert_same(x[k], y[k], f"{where}[{k!r}]")
-    elif isinstance(y, tuple) and all(isinstance(v, str) for v in y):
-        assert x == y, where
-    elif isinstance(y, tuple):
-        assert isinstance(x, tuple) and len(x) == len(y), where
-        for k, (u, v) in enumerate(zip(x, y)):
-            assert_same(u, v, f"{where}[{k}]")
-    elif isinstance(y, np.ndarray) and y.dtype == object:     # same-step final_obs
-        assert x.dtype == object and x.shape == y.shape, where
-        for k, (u, v) in enumerate(zip(x, y)):
-            assert (u is None) == (v is None), where
-            if v is not None:
-                assert_same(u, v, f"{where}[{k}]")
-    else:
-        x, y = np.asarray(x), np.asarray(y)
-        assert x.dtype == y.dtype and x.shape == y.shape, (where, x.dtype, y.dtype,
-                                                           x.shape, y.shape)
-        assert np.array_equal(x, y), (where, np.argwhere(x != y)[:4])
 
 
 def policy(rng, n):
