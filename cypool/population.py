@@ -226,10 +226,19 @@ class PopulationEnv:
         """(N, ...) -> (P, E, ...) view (each array of a Tuple or Dict observation); fresh
         copy first when copy=True."""
         if not isinstance(a, np.ndarray):
-            return map_obs(a, self._pe)
+            return map_obs(a, self._pe, self._text_pe)
         if self.copy:
             a = a.copy()
         return a.reshape((self.population_size, self.envs_per_member) + a.shape[1:])
+
+    def _text_pe(self, t, members=None):
+        """A text leaf (a tuple of str, one per env, MiniGrid's mission) as a tuple of one
+        tuple per member (of E str); a str (one for every env) passes unchanged."""
+        if isinstance(t, str):
+            return t
+        E = self.envs_per_member
+        M = self.population_size if members is None else members
+        return tuple(t[m * E:(m + 1) * E] for m in range(M))
 
     def _info_pe(self, info, members=None):
         """Info arrays of every member (or of `members`, in that order) as (M, E, ...)."""
@@ -493,7 +502,7 @@ class PopulationEnv:
         self._last_members = members
         B, E = len(members), self.envs_per_member
         arrays = [map_obs(x, lambda a: (a.copy() if self.copy else a).reshape(
-            (B, E) + a.shape[1:])) for x in out[:4]]
+            (B, E) + a.shape[1:]), lambda t: self._text_pe(t, B)) for x in out[:4]]
         info = self._info_pe(out[4], members)
         info["member_id"] = members.copy()
         return (*arrays, info)

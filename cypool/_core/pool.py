@@ -409,15 +409,15 @@ def _info_masks(kinds):
             (False, True): (reset_rows, n_reset == n) if n_reset else None}
 
 
-def map_obs(obs, fn):
+def map_obs(obs, fn, text=None):
     """``fn`` applied to each array of an observation batch (an array, tuple or dict, nested
     dicts too: Kitchen's goals); the text leaves of a dict (tuples of str, spec.TextLeaf) are
-    immutable and pass unchanged."""
+    immutable: they pass unchanged, or through ``text`` (a population regroups them)."""
     if isinstance(obs, tuple):
         return tuple(fn(a) for a in obs)
-    if isinstance(obs, dict):    # a text leaf's tuple of str (or str) passes unchanged
-        return {k: a if isinstance(a, (tuple, str)) else map_obs(a, fn)
-                for k, a in obs.items()}
+    if isinstance(obs, dict):
+        return {k: (a if text is None else text(a)) if isinstance(a, (tuple, str))
+                else map_obs(a, fn, text) for k, a in obs.items()}
     return fn(obs)
 
 
