@@ -14,7 +14,7 @@ tracks (obj_poss, one bit per description), updated on a drop as minigrid does.
 Snapshots: state_arrays (grids, agents, carried, targets).
 
 Generators (K_*): Empty, DoorKey, FourRooms, LavaGap, Crossing, Unlock, Memory, KeyCorridor,
-MultiRoom, BabyAI (K_GOTOLOCAL: 87 levels, gen_babyai's V_*), DistShift, RedBlueDoors,
+MultiRoom, BabyAI (K_GOTOLOCAL: 96 levels, gen_babyai's V_*), DistShift, RedBlueDoors,
 (Blocked)UnlockPickup, Dynamic-Obstacles, GoToDoor, GoToObject, Fetch, LockedRoom, PutNear,
 Playground, ObstructedMaze (v0, v1); RoomGrid's
 helpers (rg_*) for the room grids; each env's own step rules after the common step
@@ -120,7 +120,7 @@ cdef enum:
     A_MAX = 4
     A_MISSION = 5
     A_X0 = 6          # the generator's positions (Unlock's door, Memory's success/failure,
-    A_W = 64          # RedBlueDoors' doors, Dynamic-Obstacles' balls: up to 29)
+    A_W = 80          # RedBlueDoors' doors, Dynamic-Obstacles' balls: up to 29; BabyAI's I_*)
 
 # observation wrappers (the registration's wrappers kwarg)
 cdef enum:
@@ -630,15 +630,19 @@ cdef void rg_remove_wall(World* wd, RoomGrid* rg, int64_t i, int64_t j, int64_t 
 
 
 cdef int rg_place_agent(World* wd, RoomGrid* rg, int64_t i, int64_t j) noexcept nogil:
-    """RoomGrid.place_agent(i, j): until the cell ahead is empty or a wall."""
+    """RoomGrid.place_agent(i, j): until the cell ahead is empty or a wall. minigrid loops
+    forever where every free cell is boxed in by objects (LevelGen's crowded small rooms:
+    SynthS5R2); here 1000000 placements, then a failure (the level starts over)."""
     cdef Room* m = &rg.r[j * rg.cols + i]
     cdef const Cell* f
-    while True:
+    cdef int64_t n
+    for n in range(1000000):
         if place_agent(wd, m.tx, m.ty, m.sx, m.sy, True, 1000):
             return 1
         f = at(wd, wd.a[A_X] + DX[wd.a[A_DIR]], wd.a[A_Y] + DY[wd.a[A_DIR]])
         if f.type == T_NONE or f.type == T_WALL:
             return 0
+    return 1
 
 
 cdef int rg_connect_all(World* wd, RoomGrid* rg) noexcept nogil:
@@ -933,13 +937,21 @@ cdef enum:
     V_ONEROOM = 26
     V_MOVETWO = 27          # MoveTwoAcross
     V_PICKUPLOC = 28        # PickupLoc (LevelGen: one pickup action, a random description)
+    V_LEVELGEN = 29         # LevelGen (GoToSeq, Synth*, *Boss*): p[5] locked_room_prob (the
+    #                         double's bits), p[6] LG_* flags, p[7] the kinds (lg_kinds)
+    LG_LOCATIONS = 1
+    LG_UNBLOCKING = 2
+    LG_IMPLICIT = 4
     MAX_OBJS = 96
 
 # the instruction (agent row): the root (R_*), Before/After/And's a_done and b_done, the
-# carried object's cur_pos, PutNext's object to carry at reset, up to 2 action leaves
-# (L_*, desc move, desc fixed, strict, preCarrying: -1 None, else the object's id) and 4
+# carried object's cur_pos, PutNext's object to carry at reset, up to 4 action leaves
+# (L_*, desc move, desc fixed, strict, preCarrying: -1 None, else the object's id) and 8
 # object descriptions (type: 0 any; colour, loc: -1 any; the number of objects matched):
-# description d tags its objects with bit d (Cell.tag) and marks their positions (marks)
+# description d tags its objects with bit d (Cell.tag) and marks their positions (marks).
+# A Before/After root's parts (I_SUB: bit 0 instr_a, bit 1 instr_b an And of two leaves,
+# else one leaf; the leaves in order, a's then b's) and those Ands' a_done, b_done (I_AND);
+# the mission's second word (I_MIS2: LevelGen's sequences of Ands)
 cdef enum:
     R_ONE = 0
     R_BEFORE = 1
@@ -959,8 +971,13 @@ cdef enum:
     I_SY = A_X0 + 7
     I_NAVS = A_X0 + 8
     I_NDESC = A_X0 + 9
-    I_LEAF = A_X0 + 10      # 2 x 5
-    I_DESC = A_X0 + 20      # 4 x 4
+    I_LEAF = A_X0 + 10      # 4 x 5
+    I_DESC = A_X0 + 30      # 8 x 4
+    I_NLEAF = A_X0 + 62
+    I_SUB = A_X0 + 63
+    I_AND = A_X0 + 64       # 2 x 2
+    I_MIS2 = A_X0 + 68
+    I_END = A_X0 + 69
     LEAF_W = 5
     DESC_W = 4
     MISSION_DESC = 350      # the mission code's radixes (registration._mission)
@@ -1123,44 +1140,47 @@ cdef inline void one(World* wd, int64_t kind, int64_t t, int64_t c, int64_t loc=
     set_leaf(wd, 0, kind, 0, 0, strict)
 
 
+cdef bint desc_has(World* wd, RoomGrid* rg, int64_t d, int64_t q) noexcept nogil:
+    """Whether description d matches cell q (ObjDesc.find_matching_objs: walls too, the
+    location relative to the agent's room, position and direction now)."""
+    cdef int64_t x, y, vx, vy, dot1, dot2, s = rg.rs - 1
+    cdef int64_t t = wd.a[I_DESC + d * DESC_W], c = wd.a[I_DESC + d * DESC_W + 1]
+    cdef int64_t loc = wd.a[I_DESC + d * DESC_W + 2]
+    cdef int64_t ax = wd.a[A_X], ay = wd.a[A_Y], dr = wd.a[A_DIR]
+    cdef int64_t rx = (ax // s) * s, ry = (ay // s) * s
+    cdef const Cell* cl = wd.g + q
+    if cl.type == T_NONE:
+        return False
+    if t != 0 and cl.type != t:
+        return False
+    if c >= 0 and cl.color != c:
+        return False
+    if loc >= 0:
+        x = q % wd.w
+        y = q // wd.w
+        if x < rx or y < ry or x >= rx + rg.rs or y >= ry + rg.rs:
+            return False
+        vx = x - ax
+        vy = y - ay
+        dot1 = vx * DX[dr] + vy * DY[dr]
+        dot2 = vx * (-DY[dr]) + vy * DX[dr]
+        return ((loc == 0 and dot2 < 0) or (loc == 1 and dot2 > 0)
+                or (loc == 2 and dot1 > 0) or (loc == 3 and dot1 < 0))
+    return True
+
+
 cdef void match_descs(World* wd, RoomGrid* rg) noexcept nogil:
     """ObjDesc.find_matching_objs for every description: tag bit d on the cells matched
     (walls too: minigrid matches any cell), their number."""
-    cdef int64_t d, q, x, y, t, c, loc, vx, vy, dot1, dot2, s = rg.rs - 1
-    cdef int64_t ax = wd.a[A_X], ay = wd.a[A_Y], dr = wd.a[A_DIR]
-    cdef int64_t rx = (ax // s) * s, ry = (ay // s) * s
-    cdef Cell* cl
-    cdef bint ok
+    cdef int64_t d, q
     for q in range(wd.w * wd.h):
         wd.g[q].tag = 0
     for d in range(wd.a[I_NDESC]):
-        t = wd.a[I_DESC + d * DESC_W]
-        c = wd.a[I_DESC + d * DESC_W + 1]
-        loc = wd.a[I_DESC + d * DESC_W + 2]
         wd.a[I_DESC + d * DESC_W + 3] = 0
         for q in range(wd.w * wd.h):
-            cl = wd.g + q
-            if cl.type == T_NONE:
-                continue
-            if t != 0 and cl.type != t:
-                continue
-            if c >= 0 and cl.color != c:
-                continue
-            if loc >= 0:
-                x = q % wd.w
-                y = q // wd.w
-                if x < rx or y < ry or x >= rx + rg.rs or y >= ry + rg.rs:
-                    continue
-                vx = x - ax
-                vy = y - ay
-                dot1 = vx * DX[dr] + vy * DY[dr]
-                dot2 = vx * (-DY[dr]) + vy * DX[dr]
-                ok = ((loc == 0 and dot2 < 0) or (loc == 1 and dot2 > 0)
-                      or (loc == 2 and dot1 > 0) or (loc == 3 and dot1 < 0))
-                if not ok:
-                    continue
-            cl.tag |= <uint8_t> (1 << d)
-            wd.a[I_DESC + d * DESC_W + 3] += 1
+            if desc_has(wd, rg, d, q):
+                wd.g[q].tag |= <uint8_t> (1 << d)
+                wd.a[I_DESC + d * DESC_W + 3] += 1
 
 
 cdef bint putnext_invalid(World* wd, int64_t l) noexcept nogil:
@@ -1194,6 +1214,164 @@ cdef int64_t desc_code(World* wd, int64_t d) noexcept nogil:
     cdef int64_t* e = wd.a + I_DESC + d * DESC_W
     cdef int64_t t = 0 if e[0] == 0 else (4 if e[0] == T_DOOR else e[0] - T_KEY + 1)
     return ((t * 7 + e[1] + 1) * 5 + e[2] + 1) * 2 + (1 if e[3] > 1 else 0)
+
+
+ctypedef struct LevelGen:
+    int64_t ak[4]           # action_kinds (L_*), in the level's order
+    int64_t nak
+    int64_t flags           # LG_*
+    int64_t li, lj          # the locked room (-1: None)
+
+
+cdef int lg_obj(World* wd, RoomGrid* rg, LevelGen* lg, int64_t ntypes) noexcept nogil:
+    """LevelGen.rand_obj, the next description: types OBJ_TYPES (ntypes 4: box, ball, key,
+    door), OBJ_TYPES_NOT_DOOR (3) or ["door"] (1); 0, or 1 (RecursionError: start over)."""
+    cdef int64_t d = wd.a[I_NDESC], tries, c, t, loc, q, n, s = rg.rs - 1
+    cdef int64_t tx = lg.li * s, ty = lg.lj * s
+    cdef bint free
+    for tries in range(101):
+        c = rand_int(wd.rng, 0, 7)                  # [None, *COLOR_NAMES]
+        t = T_DOOR if ntypes == 1 else T_BOX - rand_int(wd.rng, 0, ntypes)
+        loc = -1
+        if lg.flags & LG_LOCATIONS and rand_int(wd.rng, 0, 2) == 0:
+            loc = rand_int(wd.rng, 0, 4)            # LOC_NAMES
+        set_desc(wd, d, t, -1 if c == 0 else NAME_COLOR[c - 1], loc)
+        n = 0
+        free = False                                # a match outside the locked room
+        for q in range(wd.w * wd.h):
+            if desc_has(wd, rg, d, q):
+                n += 1
+                if not (tx <= q % wd.w < tx + rg.rs and ty <= q // wd.w < ty + rg.rs):
+                    free = True
+        if n == 0:
+            continue
+        if not lg.flags & LG_IMPLICIT and lg.li >= 0 and not free:
+            continue
+        return 0
+    return 1
+
+
+cdef int lg_action(World* wd, RoomGrid* rg, LevelGen* lg, int64_t l) noexcept nogil:
+    """rand_instr's "action": leaf l; 0, or 1 (start over)."""
+    cdef int64_t k = lg.ak[rand_int(wd.rng, 0, lg.nak)], d = wd.a[I_NDESC]
+    if k == L_GOTO:
+        if lg_obj(wd, rg, lg, 4):
+            return 1
+    elif k == L_PICKUP:
+        if lg_obj(wd, rg, lg, 3):
+            return 1
+    elif k == L_OPEN:
+        if lg_obj(wd, rg, lg, 1):
+            return 1
+    elif lg_obj(wd, rg, lg, 3) or lg_obj(wd, rg, lg, 4):
+        return 1
+    set_leaf(wd, l, k, d, d + 1 if k == L_PUTNEXT else d, 0)
+    return 0
+
+
+cdef int levelgen(World* wd, RoomGrid* rg, const int64_t* p) noexcept nogil:
+    """LevelGen.gen_mission and validate_instrs' key rule: 0; 1: start over; 2: engine error.
+    instr_kinds: base-4 digits of p[7] // 625 (1 action, 2 and, 3 seq), action_kinds:
+    base-5 digits of p[7] % 625 (1 + L_*)."""
+    cdef LevelGen lg
+    cdef Objs objs
+    cdef Objs dists
+    cdef double prob
+    cdef int64_t ik[3]
+    cdef int64_t nik = 0, i, j, k, c = 0, q, d, part, l, sub, s = rg.rs - 1, code
+    cdef uint8_t lockc[6]
+    cdef int rc
+    memcpy(&prob, &p[5], sizeof(double))
+    lg.flags = p[6]
+    lg.nak = 0
+    code = p[7] % 625
+    while code and lg.nak < 4:
+        lg.ak[lg.nak] = code % 5 - 1
+        lg.nak += 1
+        code //= 5
+    code = p[7] // 625
+    while code and nik < 3:
+        ik[nik] = code % 4
+        nik += 1
+        code //= 4
+    if lg.nak == 0 or nik == 0:
+        snprintf(wd.err, ERRMSG_LEN, "LevelGen: no action or instruction kinds")
+        return 2
+    lg.li = -1
+    lg.lj = -1
+    objs.n = 0
+    if random_standard_uniform(wd.rng) < prob:     # add_locked_room
+        while True:
+            i = rand_int(wd.rng, 0, rg.cols)
+            j = rand_int(wd.rng, 0, rg.rows)
+            k = rand_int(wd.rng, 0, 4)
+            if rg.r[j * rg.cols + i].nb[k] < 0:
+                continue
+            c = rg_add_door(wd, rg, i, j, k, -1, 1)
+            break
+        lg.li = i
+        lg.lj = j
+        while True:
+            i = rand_int(wd.rng, 0, rg.cols)
+            j = rand_int(wd.rng, 0, rg.rows)
+            if i == lg.li and j == lg.lj:
+                continue
+            if rg_add_object(wd, rg, i, j, T_KEY, <int> c):
+                return 1
+            break
+    if rg_connect_all(wd, rg):
+        return 1
+    rc = rg_add_distractors(wd, rg, &objs, &dists, -1, -1, p[4], False)
+    if rc:
+        return rc
+    while True:
+        if rg_random_agent(wd, rg):
+            return 1
+        if wd.a[A_X] // s != lg.li or wd.a[A_Y] // s != lg.lj:
+            break
+    if not lg.flags & LG_UNBLOCKING and not objs_reachable(wd):
+        return 1
+    # rand_instr
+    k = ik[rand_int(wd.rng, 0, nik)]
+    if k == 1:
+        wd.a[I_ROOT] = R_ONE
+        if lg_action(wd, rg, &lg, 0):
+            return 1
+        wd.a[I_NLEAF] = 1
+    elif k == 2:
+        wd.a[I_ROOT] = R_AND
+        if lg_action(wd, rg, &lg, 0) or lg_action(wd, rg, &lg, 1):
+            return 1
+        wd.a[I_NLEAF] = 2
+    else:
+        l = 0
+        sub = 0
+        for part in range(2):                       # ["action", "and"]
+            if rand_int(wd.rng, 0, 2) == 1:
+                if lg_action(wd, rg, &lg, l) or lg_action(wd, rg, &lg, l + 1):
+                    return 1
+                sub |= 1 << part
+                l += 2
+            else:
+                if lg_action(wd, rg, &lg, l):
+                    return 1
+                l += 1
+        wd.a[I_ROOT] = R_BEFORE if rand_int(wd.rng, 0, 2) == 0 else R_AFTER
+        wd.a[I_SUB] = sub
+        wd.a[I_NLEAF] = l
+    if lg.flags & LG_UNBLOCKING:    # no key of a locked door's colour named
+        k = 0
+        for q in range(wd.w * wd.h):
+            if wd.g[q].type == T_DOOR and wd.g[q].state == 2 and k < 6:
+                lockc[k] = wd.g[q].color
+                k += 1
+        for d in range(wd.a[I_NDESC]):
+            if wd.a[I_DESC + d * DESC_W] != T_KEY:
+                continue
+            for q in range(k):
+                if wd.a[I_DESC + d * DESC_W + 1] == lockc[q]:
+                    return 1
+    return 0
 
 
 cdef int babyai_mission(World* wd, RoomGrid* rg, const int64_t* p) noexcept nogil:
@@ -1554,6 +1732,8 @@ cdef int babyai_mission(World* wd, RoomGrid* rg, const int64_t* p) noexcept nogi
         set_leaf(wd, 0, L_PUTNEXT, 0, 1, 0)
         set_leaf(wd, 1, L_PUTNEXT, 2, 3, 0)
         return 0
+    if v == V_LEVELGEN:
+        return levelgen(wd, rg, p)
     if v == V_PICKUPLOC:
         # LevelGen.gen_mission: _rand_float(0, 1) < locked_room_prob (0): the draw only;
         # connect_all (one room: nothing)
@@ -1595,7 +1775,7 @@ cdef int gen_babyai(World* wd, const int64_t* p) noexcept nogil:
             snprintf(wd.err, ERRMSG_LEN, "BabyAI: no valid layout found")
             return 1
         memset(wd.g, 0, wd.w * wd.h * sizeof(Cell))
-        for q in range(I_ROOT, I_DESC + 4 * DESC_W):
+        for q in range(I_ROOT, I_END):
             wd.a[q] = 0
         rg_gen(wd, &rg)
         rc = babyai_mission(wd, &rg, p)
@@ -1604,12 +1784,13 @@ cdef int gen_babyai(World* wd, const int64_t* p) noexcept nogil:
         if rc == 1:
             continue
         match_descs(wd, &rg)
-        if wd.a[I_LEAF] == L_PUTNEXT and putnext_invalid(wd, 0):
-            continue
-        if (wd.a[I_ROOT] != R_ONE and wd.a[I_LEAF + LEAF_W] == L_PUTNEXT
-                and putnext_invalid(wd, 1)):
-            continue
-        break
+        if wd.a[I_NLEAF] == 0:
+            wd.a[I_NLEAF] = 1 if wd.a[I_ROOT] == R_ONE else 2
+        for l in range(wd.a[I_NLEAF]):
+            if wd.a[I_LEAF + l * LEAF_W] == L_PUTNEXT and putnext_invalid(wd, l):
+                break
+        else:
+            break
     mark_targets(wd)
     for q in range(wd.w * wd.h):
         if wd.g[q].type == T_KEY or wd.g[q].type == T_BALL or wd.g[q].type == T_BOX:
@@ -1617,14 +1798,18 @@ cdef int gen_babyai(World* wd, const int64_t* p) noexcept nogil:
             wd.g[q].oid = <uint8_t> (nid if nid < 256 else 255)
     wd.a[I_CX] = -1
     wd.a[I_CY] = -1
-    n = 1 if wd.a[I_ROOT] == R_ONE else 2
+    n = wd.a[I_NLEAF]
     wd.a[I_NAVS] = 0
     wd.a[A_MISSION] = wd.a[I_ROOT]
     for l in range(n):
         wd.a[I_NAVS] += 2 if wd.a[I_LEAF + l * LEAF_W] == L_PUTNEXT else 1
     wd.a[A_MISSION] += 4 * leaf_code(wd, 0)
-    if n == 2:
+    if n >= 2:
         wd.a[A_MISSION] += 4 * MISSION_LEAF * leaf_code(wd, 1)
+    if wd.a[I_SUB]:             # the second word: I_SUB + 4 * (leaf 2 + MISSION_LEAF * leaf 3)
+        wd.a[I_MIS2] = wd.a[I_SUB] + 4 * leaf_code(wd, 2)
+        if n == 4:
+            wd.a[I_MIS2] += 4 * MISSION_LEAF * leaf_code(wd, 3)
     return 0
 
 
@@ -1699,6 +1884,25 @@ cdef int verify_leaf(World* wd, int64_t l, int64_t action) noexcept nogil:
     return 0
 
 
+cdef int verify_and(World* wd, int64_t done, int64_t l, int64_t action) noexcept nogil:
+    """AndInstr.verify of leaves l, l + 1 (a_done, b_done at done, done + 1): 0 or 1."""
+    if not wd.a[done]:
+        wd.a[done] = verify_leaf(wd, l, action) == 1
+    if not wd.a[done + 1]:
+        wd.a[done + 1] = verify_leaf(wd, l + 1, action) == 1
+    return 1 if wd.a[done] and wd.a[done + 1] else 0
+
+
+cdef int verify_part(World* wd, int64_t b, int64_t action) noexcept nogil:
+    """A Before/After root's instr_a (b 0) or instr_b (b 1): a leaf or an And (I_SUB)."""
+    cdef int64_t sub = wd.a[I_SUB], l = 0
+    if b:
+        l = 2 if sub & 1 else 1
+    if sub & (1 << b):
+        return verify_and(wd, I_AND + 2 * b, l, action)
+    return verify_leaf(wd, l, action)
+
+
 cdef int verify_instr(World* wd, int64_t action) noexcept nogil:
     """instrs.verify(action): 0 continue, 1 success, 2 failure."""
     cdef int64_t root = wd.a[I_ROOT]
@@ -1706,16 +1910,12 @@ cdef int verify_instr(World* wd, int64_t action) noexcept nogil:
     if root == R_ONE:
         return verify_leaf(wd, 0, action)
     if root == R_AND:
-        if not wd.a[I_ADONE]:
-            wd.a[I_ADONE] = verify_leaf(wd, 0, action) == 1
-        if not wd.a[I_BDONE]:
-            wd.a[I_BDONE] = verify_leaf(wd, 1, action) == 1
-        return 1 if wd.a[I_ADONE] and wd.a[I_BDONE] else 0
+        return verify_and(wd, I_ADONE, 0, action)
     # Before: a then b; After: b then a
     if (wd.a[I_ADONE] if root == R_BEFORE else wd.a[I_BDONE]):
-        r = verify_leaf(wd, 1 if root == R_BEFORE else 0, action)
+        r = verify_part(wd, 1 if root == R_BEFORE else 0, action)
         return r
-    r = verify_leaf(wd, 0 if root == R_BEFORE else 1, action)
+    r = verify_part(wd, 0 if root == R_BEFORE else 1, action)
     if r == 1:
         wd.a[I_ADONE if root == R_BEFORE else I_BDONE] = 1
         return verify_instr(wd, action)
@@ -2339,8 +2539,10 @@ cdef class MiniGridPool(Engine):
             outputs = [("obs", (), np.int64)]
             if mode & O_GOAL:
                 outputs.append(("obs.goal_direction", (), np.float64))
+            # BabyAI: two words (the second: LevelGen's sequences of Ands)
             outputs += [("obs.image", shape, idt),
-                        ("obs.mission", (self.wrow,) if mode & O_WORDS else (), np.int64)]
+                        ("obs.mission", (self.wrow,) if mode & O_WORDS else
+                         (2,) if self.kind == K_GOTOLOCAL else (), np.int64)]
         names = [o[0] for o in outputs]
         self.o_img = names.index("obs" if mode & (O_IMG | O_FLAT) else "obs.image")
         self.o_dir = names.index("obs") if not mode & (O_IMG | O_FLAT) else -1
@@ -2501,6 +2703,8 @@ cdef class MiniGridPool(Engine):
                 memset(self.output_row(self.o_mis, i), 0, self.wrow * sizeof(int64_t))
         elif self.o_mis >= 0:
             (<int64_t*> self.output_row(self.o_mis, i))[0] = q
+            if self.kind == K_GOTOLOCAL:         # BabyAI's second word (LevelGen's Ands)
+                (<int64_t*> self.output_row(self.o_mis, i))[1] = wd.a[I_MIS2]
         if self.frow:                            # after the image: the mission's one-hot
             if 0 <= q < self.n_mis:
                 memcpy(img + self.img_bytes, self.ftab + q * self.frow, self.frow)
@@ -2609,6 +2813,10 @@ cdef class MiniGridPool(Engine):
                 else:
                     obj = self.tile_of(self.view_cell(wd, x, y, ax, ay, dx, dy, rx, ry, v))
                     self.blit(out, stride, x, y, tab, ts, obj, 0, True)
+
+    def agent_pos(self, ids):
+        """The agents' (x, y) of envs ids (an (n, 2) int64 copy): minigrid's agent_pos."""
+        return np.asarray(self.agents)[np.asarray(ids, np.int64)][:, A_X:A_Y + 1].copy()
 
     def render_frames(self, ids, int64_t tile_size, bint highlight, bint agent_pov):
         """minigrid's render() of envs ids (rgb_array): (len(ids), H, W, 3) uint8, the full

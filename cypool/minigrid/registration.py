@@ -81,9 +81,11 @@ MISSIONS = {
 }
 
 
-# BabyAI (K_GOTOLOCAL): the kernel writes the instruction's code (_minigrid.pyx gen_babyai):
-# root + 4 * (leaf a + 490000 * leaf b), leaf = action + 4 * (desc + 350 * desc fixed),
-# desc = ((type * 7 + colour + 1) * 5 + loc + 1) * 2 + (more than one object matched)
+# BabyAI (K_GOTOLOCAL): the kernel writes the instruction's code in two words (_minigrid.pyx
+# gen_babyai): root + 4 * (leaf a + 490000 * leaf b), leaf = action + 4 * (desc + 350 * desc
+# fixed), desc = ((type * 7 + colour + 1) * 5 + loc + 1) * 2 + (more than one object
+# matched); the second word 0, or for a Before/After of Ands (LevelGen): sub + 4 * (leaf c +
+# 490000 * leaf d), sub's bit 0 (1): instr_a an And of two leaves, else one, bit 1 instr_b
 _ACTIONS = ("go to ", "open ", "pick up ", "put ")
 _DESC_TYPES = (None, "key", "ball", "box", "door")
 _LOCS = (None, " on your left", " on your right", " in front of you", " behind you")
@@ -109,17 +111,26 @@ def _leaf_surface(code):
 
 
 def _mission(code):
-    """The mission (surface) of a BabyAI instruction code."""
+    """The mission (surface) of a BabyAI instruction code (an int: the second word 0, or
+    the pair of words)."""
+    code, code2 = code if isinstance(code, tuple) else (code, 0)
     code, root = divmod(code, 4)
     b, a = divmod(code, 490000)
     if root == 0:
         return _leaf_surface(a)
     sep = (", then ", " after you ", " and ")[root - 1]
-    return _leaf_surface(a) + sep + _leaf_surface(b)
+    if not code2:
+        return _leaf_surface(a) + sep + _leaf_surface(b)
+    code2, sub = divmod(code2, 4)
+    leaves = iter((a, b, *divmod(code2, 490000)[::-1]))
+    parts = [(_leaf_surface(next(leaves)) + " and " + _leaf_surface(next(leaves)))
+             if sub >> k & 1 else _leaf_surface(next(leaves)) for k in (0, 1)]
+    return parts[0] + sep + parts[1]
 
 
 class _Missions(dict):
-    """code -> mission str, each made once (then the cached str)."""
+    """code (an int, or the pair of words) -> mission str, each made once (then the cached
+    str)."""
 
     def __missing__(self, code):
         s = self[code] = _mission(code)
@@ -133,6 +144,14 @@ class _MissionLeaf(TextLeaf):
     def __init__(self, name):
         self.name = name
         self.strings = _Missions()
+
+    def __call__(self, outputs, fn):
+        codes = fn(outputs[self.name])          # (2,) per env
+        s = self.strings
+        if codes.ndim == 1:
+            a, b = codes.tolist()
+            return s[(a, b) if b else a]
+        return tuple([s[(a, b) if b else a] for a, b in codes.tolist()])
 
 _MAX_SIZE = 512         # grids are (size * size) cells per env
 _MAX_VIEW = 255         # the image is (view, view, 3) per env
@@ -299,11 +318,11 @@ def _multiroom_check(env_id, kw):
  V_OPENTWO, V_OPENORDER, V_PICKUP, V_UNBLOCKPICKUP, V_PICKUPDIST, V_PICKUPABOVE, V_UNLOCK,
  V_UNLOCKLOCAL, V_KEYINBOX, V_UNLOCKPICKUP, V_BLOCKEDUNLOCKPICKUP, V_UNLOCKTOUNLOCK,
  V_PUTNEXTLOCAL, V_PUTNEXT, V_ACTIONOBJDOOR, V_FINDOBJ, V_KEYCORRIDOR, V_ONEROOM,
- V_MOVETWO, V_PICKUPLOC) = range(29)
+ V_MOVETWO, V_PICKUPLOC, V_LEVELGEN) = range(30)
 # the kwarg that is the config's n (the objects / doors) and its range, per variant
 _BABYAI_N = {V_PUTNEXTLOCAL: ("num_objs", 2, 18), V_PUTNEXT: ("objs_per_room", 1, 9),
              V_OPENORDER: ("num_doors", 2, 4), V_GOTO: ("num_dists", 1, 64),
-             V_MOVETWO: ("objs_per_room", 2, 9)}
+             V_MOVETWO: ("objs_per_room", 2, 9), V_LEVELGEN: ("num_dists", 1, 64)}
 _BABYAI_FLAGS = ("doors_open", "distractors", "start_carrying", "_grey")
 _BABYAI_STRICT = ("debug", "strict")
 
@@ -360,6 +379,9 @@ def _babyai_config(kw):
     steps = kw["max_steps"]
     if steps is None:               # the class's k * room_size ** 2, or RoomGridLevel's
         steps = kw["room_size"] ** 2 * (kw["_steps"] or -kw["num_rows"] * kw["num_cols"])
+    if v == V_LEVELGEN:
+        return [steps, 0, v, kw["num_rows"], kw["num_cols"], kw["room_size"],
+                kw["num_dists"], *_levelgen_config(*kw["_lg"])]
     n = kw.get(_BABYAI_N.get(v, ("num_dists",))[0], 0)
     sel = {None: -1, "color": 0, "loc": 1}[kw.get("select_by")] if v == V_OPENDOOR else 0
     if v == V_OPENTWO:
@@ -373,6 +395,20 @@ def _babyai_config(kw):
     strict = any(bool(kw.get(k, False)) for k in _BABYAI_STRICT)
     return [steps, 0, v, kw["num_rows"], kw["num_cols"], kw["room_size"], n, int(flag), sel,
             int(strict)]
+
+
+_LG_ACTIONS = {"goto": 0, "open": 1, "pickup": 2, "putnext": 3}      # _minigrid.pyx L_*
+_LG_INSTRS = {"action": 1, "and": 2, "seq": 3}
+_LG_ALL = (("goto", "pickup", "open", "putnext"), ("action", "and", "seq"))
+
+
+def _levelgen_config(prob, locations, unblocking, implicit_unlock, actions, instrs):
+    """LevelGen's config: locked_room_prob's float64 bits, the LG_* flags, the kinds (in
+    order: action_kinds base-5 digits 1 + L_*, instr_kinds base-4 digits, times 625)."""
+    kinds = sum((_LG_ACTIONS[a] + 1) * 5 ** k for k, a in enumerate(actions))
+    kinds += 625 * sum(_LG_INSTRS[a] * 4 ** k for k, a in enumerate(instrs))
+    return [int(np.float64(prob).view(np.int64)),
+            int(locations) | 2 * int(unblocking) | 4 * int(implicit_unlock), kinds]
 
 
 def _start(kw, name_pos="agent_start_pos", name_dir="agent_start_dir"):
@@ -1093,6 +1129,26 @@ SPECS = (
       for s in (8, 12, 16, 20)),
     _babyai("BabyAI-PickupLoc-v0", V_PICKUPLOC, {"room_size": 8},
             fixed={**_ONE_ROOM, "num_dists": 8}),
+    # LevelGen's levels: _lg = (locked_room_prob, locations, unblocking, implicit_unlock,
+    # action_kinds, instr_kinds)
+    *(_babyai(f"BabyAI-GoToSeq{name}-v0", V_LEVELGEN, {
+        "room_size": s, "num_rows": r, "num_cols": r, "num_dists": n},
+        fixed={"_lg": (0, False, False, True, ("goto",), _LG_ALL[1])})
+      for name, s, r, n in (("", 8, 3, 18), ("S5R2", 5, 2, 4))),
+    *(_babyai(f"BabyAI-Synth{name}-v0", V_LEVELGEN, {
+        "room_size": s, "num_rows": r, "num_cols": 3, "num_dists": 18},
+        fixed={"_lg": (0.5, False, True, False, _LG_ALL[0], ("action",))})
+      for name, s, r in (("", 8, 3), ("S5R2", 5, 2))),
+    *(_babyai(f"BabyAI-{name}-v0", V_LEVELGEN, {
+        "room_size": 8, "num_rows": 3, "num_cols": 3, "num_dists": 18},
+        fixed={"_lg": lg})
+      for name, lg in (("SynthLoc", (0.5, True, True, False, _LG_ALL[0], ("action",))),
+                       ("SynthSeq", (0.5, True, True, False, *_LG_ALL)),
+                       ("BossLevel", (0.5, True, True, True, *_LG_ALL)),
+                       ("BossLevelNoUnlock", (0, True, True, False, *_LG_ALL)))),
+    _babyai("BabyAI-MiniBossLevel-v0", V_LEVELGEN, {}, fixed={
+        "room_size": 5, "num_rows": 2, "num_cols": 2, "num_dists": 7,
+        "_lg": (0.25, True, True, True, *_LG_ALL)}),
     *(_babyai(f"BabyAI-MoveTwoAcrossS{s}N{n}-v0", V_MOVETWO, {
         "room_size": s, "objs_per_room": n}, fixed={"num_rows": 1, "num_cols": 2}, steps=16)
       for s, n in ((5, 2), (8, 9))),
