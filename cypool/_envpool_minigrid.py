@@ -25,12 +25,6 @@ import gymnasium as gym
 from cypool import _envpool_tables as T
 from cypool._core.spec import EnvPoolNames
 
-# cypool/minigrid/_minigrid.pyx: the agent row's x, y (engine.agents). The family gives no
-# public agent position (no info key; get_state's part is the same row as bytes): a
-# MiniGridPool method agent_pos(ids) would let this module stop reading its layout.
-A_X, A_Y = 0, 1
-
-
 def same(value, default) -> bool:
     """value is the option's default (a bool only for a bool default; a pair as a tuple or
     list)."""
@@ -46,7 +40,7 @@ def same(value, default) -> bool:
 
 
 def _agent_pos(engine, ids):
-    return np.asarray(engine.agents)[ids][:, A_X:A_Y + 1]
+    return engine.agent_pos(ids)          # the MiniGrid engine's public accessor
 
 
 # EnvPool's generators whose mission_id numbers the mission (not given, see the docstring)

@@ -80,7 +80,7 @@ def test_tabled_ids_have_envpools_config():
     ids in tests/test_envpool_minigrid.py and tests/test_envpool_robotics.py)."""
     ep = real_envpool()
     tabled = [t for t in cep.list_all_envs() if _tabled(t)]
-    assert len(tabled) == 162 + 156
+    assert len(tabled) == 171 + 156
     differ = {}
     for task in tabled:
         theirs = ep.make_spec(task).config._asdict()

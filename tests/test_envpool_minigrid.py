@@ -19,7 +19,7 @@ from _envpool_ref import real_envpool  # noqa: E402
 IDS = ["MiniGrid-Empty-5x5-v0", "MiniGrid-DoorKey-8x8-v0", "MiniGrid-KeyCorridorS3R1-v0",
        "MiniGrid-GoToDoor-5x5-v0", "BabyAI-GoToLocalS8N7-v0", "BabyAI-PutNextLocal-v0",
        "BabyAI-KeyCorridorS3R1-v0", "BabyAI-OpenDoorsOrderN2-v0", "BabyAI-UnlockPickup-v0",
-       "BabyAI-MoveTwoAcrossS5N2-v0", "BabyAI-PutNextS5N2Carrying-v0"]
+       "BabyAI-MoveTwoAcrossS5N2-v0", "BabyAI-PutNextS5N2Carrying-v0", "BabyAI-BossLevel-v0"]
 
 
 def _not_given(task):
@@ -136,7 +136,7 @@ def test_refusals():
     with pytest.raises(ValueError, match="cypool does not run this minigrid env"):
         cep.make_gymnasium("MiniGrid-WFC-MazeSimple-v0")
     with pytest.raises(ValueError, match="cypool does not run this minigrid env"):
-        cep.make_gymnasium("BabyAI-BossLevel-v0")
+        cep.make_gymnasium("MiniGrid-WFC-RoomsFabric-v0")
     with pytest.raises(ValueError, match=r"size=9 selects an EnvPool variant.*make_vec"):
         cep.make_gymnasium("MiniGrid-Empty-5x5-v0", size=9)
     with pytest.raises(ValueError, match="mission_bytes=64 selects an EnvPool variant"):
@@ -155,7 +155,7 @@ def test_every_served_id_is_envpools_and_cypools():
     ep = real_envpool()
     theirs = set(ep.list_all_envs())
     ours = [t for t in cep.list_all_envs() if t.startswith(("MiniGrid-", "BabyAI-"))]
-    assert len(ours) == 162 and set(ours) <= theirs and set(ours) <= set(cypool.list_envs())
+    assert len(ours) == 171 and set(ours) <= theirs and set(ours) <= set(cypool.list_envs())
     # every other EnvPool MiniGrid/BabyAI id is one cypool does not run, refused
     rest = {t for t in theirs if t.startswith(("MiniGrid-", "BabyAI-"))} - set(ours)
     assert rest and not rest & set(cypool.list_envs())
