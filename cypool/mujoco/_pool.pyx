@@ -797,7 +797,8 @@ cdef class MjPool(Engine):
 
     def render_frames(self, const int64_t[::1] ids, bint rgb, bint depth,
                       int backend=CP_GL_AUTO, bint forward=False, site_ids=None,
-                      site_xpos=None, qpos_adr=None, qpos=None, qvel_adr=None, qvel=None):
+                      site_xpos=None, qpos_adr=None, qpos=None, qvel_adr=None, qvel=None,
+                      sensor_sites=None):
         """(rgb, depth) of envs `ids`, each None unless asked for: rgb as render_rgb's, depth
         (len(ids), height, width) float32, the depth buffer gymnasium's depth_array reads
         (one render gives both, as gymnasium's rgbd_tuple).
@@ -806,7 +807,10 @@ cdef class MjPool(Engine):
         (kept: the reference's callback moves its target joint so); forward then runs
         mj_forward on each env's data; site_ids (k site ids) with site_xpos
         ((len(ids), k, 3)) last write those sites' world positions into each env's data
-        (visual-only sites, e.g. goals)."""
+        (visual-only sites, e.g. goals). sensor_sites (sensor_adr (k,), site_ids (k,), rgba
+        (2, 4)): each env's frame is drawn alone with site j coloured rgba[1] where its data's
+        sensordata[sensor_adr[j]] != 0, else rgba[0] (the Shadow Hand's on_touch callback),
+        the model's colours restored after each frame."""
         cdef char err[1024]
         cdef int rc
         cdef Py_ssize_t k, j, c, ns = 0
@@ -838,6 +842,21 @@ cdef class MjPool(Engine):
             for j in range(ns):
                 if not 0 <= sid[j] < self.m.nsite:
                     raise ValueError(f"cypool: site id {sid[j]} outside the model")
+        cdef const int64_t[::1] ta, ts
+        cdef const float[:, ::1] tc
+        cdef float[:, ::1] kept
+        cdef Py_ssize_t nt = 0
+        if sensor_sites is not None:
+            adr, sites, rgba = sensor_sites
+            ta = np.ascontiguousarray(adr, np.int64)
+            ts = np.ascontiguousarray(sites, np.int64)
+            tc = np.ascontiguousarray(rgba, np.float32)
+            nt = ta.shape[0]
+            if ts.shape[0] != nt or tc.shape[0] != 2 or tc.shape[1] != 4 or \
+                    any(not 0 <= a < self.m.nsensordata for a in ta) or \
+                    any(not 0 <= s < self.m.nsite for s in ts):
+                raise ValueError("cypool: bad sensor_sites for rendering")
+            kept = np.empty((nt, 4), np.float32)
         cdef const int[:, ::1] flags
         cdef Py_ssize_t n = ids.shape[0]
         if self.cams == NULL:
@@ -873,9 +892,44 @@ cdef class MjPool(Engine):
                 for j in range(ns):
                     for c in range(3):
                         dd.site_xpos[3 * sid[j] + c] = sx[k, j, c]
-        with nogil:
-            rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp, n,
-                                  self.r_camera_id, 0, o, dp, err, 1024)
+        if nt == 0:
+            with nogil:
+                rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp, n,
+                                      self.r_camera_id, 0, o, dp, err, 1024)
+        else:
+            rc = self._render_sensor_sites(idp, n, o, dp, ta, ts, tc, kept, err)
         if rc != 0:
             raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")
         return out, dep
+
+    cdef int _render_sensor_sites(self, const long long* idp, Py_ssize_t n, unsigned char* o,
+                                  float* dp, const int64_t[::1] ta, const int64_t[::1] ts,
+                                  const float[:, ::1] tc, float[:, ::1] kept, char* err):
+        """render_frames' sensor_sites: env by env, its model's sites coloured by its
+        sensor values, its frame, the colours restored (the model is shared)."""
+        cdef Py_ssize_t k, j, c, nt = ta.shape[0]
+        cdef Py_ssize_t plane = <Py_ssize_t> self.r_height * self.r_width
+        cdef mjModel* mm
+        cdef mjData* dd
+        cdef int rc = 0
+        with nogil:
+            for k in range(n):
+                mm = <mjModel*> self.env_m[idp[k]]
+                dd = self.d[idp[k]]
+                for j in range(nt):
+                    for c in range(4):
+                        kept[j, c] = mm.site_rgba[4 * ts[j] + c]
+                for j in range(nt):
+                    for c in range(4):
+                        mm.site_rgba[4 * ts[j] + c] = tc[1 if dd.sensordata[ta[j]] != 0.0
+                                                         else 0, c]
+                rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp + k,
+                                      1, self.r_camera_id, 0,
+                                      o + 3 * plane * k if o != NULL else NULL,
+                                      dp + plane * k if dp != NULL else NULL, err, 1024)
+                for j in range(nt - 1, -1, -1):
+                    for c in range(4):
+                        mm.site_rgba[4 * ts[j] + c] = kept[j, c]
+                if rc != 0:
+                    break
+        return rc

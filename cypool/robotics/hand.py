@@ -240,12 +240,11 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, env_id)
                     1, task_state=hk.TASK_STATE,
                     obs_split=[("obs", (ng,)), ("obs.desired_goal", (ng,)),
                                ("obs.observation", (n,))])
-    if touch:
-        return Built(engine, state=st)
     from cypool.robotics._render import camera_config, setup_render
     setup_render(engine, model, fam.make_kwargs, camera_config(
         fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
-    return Built(engine, state=st, render=_render_hook(mujoco, model, num_envs, obj, tpos))
+    return Built(engine, state=st,
+                 render=_render_hook(mujoco, model, num_envs, obj, tpos, touch))
 
 
 # hand_env.DEFAULT_CAMERA_CONFIG (every Shadow Hand id's default_camera_config)
@@ -253,12 +252,19 @@ DEFAULT_CAMERA_CONFIG = dict(distance=0.5, azimuth=55.0, elevation=-25.0,
                              lookat=np.array([1, 0.96, 0.14]))
 
 
+# MujocoManipulateTouchSensorsEnv's notouch_color and touch_color (touch_visualisation
+# "on_touch", every touch id's)
+TOUCH_RGBA = np.array([[0, 0.5, 0, 0.2], [1, 0, 0, 0.5]], np.float32)
+
+
 class _ManipulateRender:
     """MujocoManipulateEnv._render_callback, then the frame: the target object's joint at
     the goal (0.15 to the side where the target position is ignored) with zero velocity, in
-    the env's data (kept, as the reference's), the hidden object shown, mj_forward."""
+    the env's data (kept, as the reference's), the hidden object shown, mj_forward. The touch
+    ids' callback then colours each touch site "robot0:T_*" by its sensor "robot0:TS_*"
+    after that mj_forward: MjPool draws each env alone with its colours (sensor_sites)."""
 
-    def __init__(self, mujoco, model, tpos):
+    def __init__(self, mujoco, model, tpos, touch=False):
         j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "target:joint")
         if j < 0 or int(model.jnt_type[j]) != int(mujoco.mjtJoint.mjJNT_FREE):
             raise ValueError("the Shadow Hand model has no free joint 'target:joint'")
@@ -266,6 +272,7 @@ class _ManipulateRender:
         self.qvel_adr = model.jnt_dofadr[j] + np.arange(6)
         self.hidden = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "object_hidden")
         self.ignore = tpos == "ignore"
+        self.sensor_sites = _touch_sites(mujoco, model) if touch else None
 
     def __call__(self, engine, ids, mode, kwargs):
         from cypool.robotics._render import render_frames
@@ -277,14 +284,27 @@ class _ManipulateRender:
             engine.model_set("geom_rgba", 4 * self.hidden + 3, 1.0)
         return render_frames(engine, ids, mode, forward=True, qpos_adr=self.qpos_adr,
                              qpos=goals, qvel_adr=self.qvel_adr,
-                             qvel=np.zeros((len(ids), 6)))
+                             qvel=np.zeros((len(ids), 6)), sensor_sites=self.sensor_sites)
 
 
-def _render_hook(mujoco, model, num_envs, obj, tpos):
+def _touch_sites(mujoco, model):
+    """(sensordata indices, site ids, TOUCH_RGBA) of the touch sensors and their sites, as
+    the reference pairs them (sensor "robot0:TS_x", site "robot0:T_x")."""
+    O, adr, sites = mujoco.mjtObj, [], []
+    for i in range(model.nsensor):
+        name = mujoco.mj_id2name(model, O.mjOBJ_SENSOR, i) or ""
+        if "robot0:TS_" in name:
+            adr.append(i)                   # the reference reads sensordata[sensor id]
+            sites.append(_id(model, mujoco, O.mjOBJ_SITE,
+                             name.replace("robot0:TS_", "robot0:T_")))
+    return np.array(adr, np.int64), np.array(sites, np.int64), TOUCH_RGBA
+
+
+def _render_hook(mujoco, model, num_envs, obj, tpos, touch=None):
     """The pool's render hook: HandReach's targets and fingertips shown at the goal and the
     achieved goal (MujocoHandReachEnv._render_callback), or _ManipulateRender."""
     if obj != "Reach":
-        return _ManipulateRender(mujoco, model, tpos)
+        return _ManipulateRender(mujoco, model, tpos, bool(touch))
     from cypool.robotics._render import OffsetSiteRender
     sites = [f"target{k}" for k in range(5)] + [f"finger{k}" for k in range(5)]
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
@@ -438,17 +458,15 @@ def hand_spec(env_id):
     assets_dir()                            # the ImportError naming the extra, at first use
     kwargs = dict(reward_type=Kwarg(reward, kind=Options(
         REWARD_TYPES, note="gymnasium-robotics' two Shadow Hand rewards")))
-    # rendering: not the touch-sensor ids (their callback colours each env's touch sites)
-    render = {} if HAND[env_id][4] else dict(render=no_render, render_modes=("rgb_array",))
-    if render:
-        kwargs.update(render_kwargs(width=480, height=480, default_camera_config=None))
+    kwargs.update(render_kwargs(width=480, height=480, default_camera_config=None))
     return FamilySpec(
         env_id, MjPool, _space(env_id), gym.spaces.Box(-1.0, 1.0, (20,), np.float32),
         kwargs=kwargs, max_episode_steps=limit(env_id),
         info=(InfoKey("is_success", np.float32, 1, True, False),), render_fps=25,
         build=functools.partial(_build, env_id=env_id), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: functools.partial(per_env, env_id, name) for name in METHODS}, **render)
+        methods={name: functools.partial(per_env, env_id, name) for name in METHODS},
+        render=no_render, render_modes=("rgb_array",))
 
 
 _SPECS: dict = {}

@@ -132,13 +132,13 @@ def test_kitchen():
 
 
 def test_misuse_refused():
-    """Only "rgb_array"; the touch-sensor Hand ids do not render; a bad camera config and
-    an unknown camera are refused when the pool is made."""
+    """Only "rgb_array"; a bad camera config and an unknown camera are refused when the
+    pool is made."""
     with pytest.raises(ValueError, match="render_mode"):
         cypool.make_vec("FetchReach-v4", 1, render_mode="depth_array")
     with pytest.raises(ValueError, match="render_mode"):
         cypool.make_vec("HandManipulateBlock_BooleanTouchSensors-v1", 1,
-                        render_mode="rgb_array")
+                        render_mode="depth_array")
     with pytest.raises(ValueError, match="default_camera_config"):
         cypool.make_vec("FetchReach-v4", 1, render_mode="rgb_array",
                         default_camera_config=dict(fovy=3.0))
