@@ -131,8 +131,6 @@ def test_refusals():
         cep.make_gymnasium("FetchReach-v1", xml_file="x.xml")
     with pytest.raises(ValueError, match=r"maze_map='LARGE_MAZE' selects an EnvPool variant"):
         cep.make_gymnasium("PointMaze_UMaze-v3", maze_map="LARGE_MAZE")
-    with pytest.raises(ValueError, match="from_pixels=True is only supported for MuJoCo"):
-        cep.make_gymnasium("FetchReach-v1", from_pixels=True)
     with pytest.raises(ValueError, match="make_vec"):       # not an EnvPool id
         cep.make_gymnasium("AntMaze_UMaze-v5")
     with pytest.raises(ValueError, match="reward_type"):
