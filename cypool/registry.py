@@ -115,11 +115,22 @@ def _ids(entry: FamilyEntry) -> list:
         return []
 
 
+_REFUSED: dict[str, str] = {}
+
+
+def refuse_ids(reasons: dict) -> None:
+    """Ids a family knows of and does not serve, ``{env_id: why}``: ``make_vec`` refuses them
+    with that reason (a ``ValueError``) instead of calling them unknown."""
+    _REFUSED.update(reasons)
+
+
 def family_for(env_id: str) -> FamilyEntry:
     """The family serving ``env_id`` (a ``ValueError`` with close matches if none does)."""
     for entry in _FAMILIES.values():
         if env_id in _ids(entry):
             return entry
+    if env_id in _REFUSED:
+        raise ValueError(f"{env_id}: not served: {_REFUSED[env_id]}")
     close = difflib.get_close_matches(env_id, list_envs(), n=3)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise ValueError(f"unknown env id {env_id!r}{hint} (cypool.list_envs() lists them; an env "

@@ -35,6 +35,7 @@ import string
 import gymnasium as gym
 import numpy as np
 
+from cypool import registry
 from cypool.api import Built, FamilySpec, Kwarg, register_spec
 from cypool._core.spec import TextLeaf
 
@@ -1211,3 +1212,16 @@ ENV_IDS = tuple(s.env_id for s in SPECS)
 for _spec_ in SPECS:
     register_spec(_spec_)
 del _spec_
+
+# minigrid's wave-function-collapse ids: their layouts come from minigrid.envs.wfc's pattern
+# solver (about 2,400 lines: patterns read from the package's PNG images, a wave whose
+# observations draw from np_random, networkx components and node choices), which cypool does
+# not reimplement: make_vec refuses them with that reason
+WFC_IDS = ("MiniGrid-WFC-MazeSimple-v0", "MiniGrid-WFC-DungeonMazeScaled-v0",
+           "MiniGrid-WFC-RoomsFabric-v0", "MiniGrid-WFC-ObstaclesBlackdots-v0",
+           "MiniGrid-WFC-ObstaclesAngular-v0", "MiniGrid-WFC-ObstaclesHogs3-v0")
+registry.refuse_ids({eid: (
+    "minigrid generates its layouts with a wave-function-collapse solver "
+    "(minigrid.envs.wfc: pattern images, a wave drawing from np_random, networkx graph "
+    "components), which cypool does not reimplement; use gymnasium.make(" + repr(eid) +
+    ") from minigrid (pip install \"minigrid[wfc]\") for it") for eid in WFC_IDS})

@@ -279,3 +279,15 @@ def test_xla_refuses_the_text_leaf():
     with pytest.raises(ValueError, match="text leaf"):
         env.xla()
     env.close()
+
+
+def test_every_minigrid_id_is_served_or_refused_with_its_reason():
+    """All of minigrid's registered ids: cypool serves each, but the 6 wave-function-collapse
+    ones, which make_vec refuses naming why (not as an unknown id)."""
+    theirs = {i for i in gym.registry if i.startswith(("MiniGrid-", "BabyAI-"))}
+    rest = sorted(theirs - set(ENV_IDS))
+    assert len(theirs) == 178 and set(ENV_IDS) <= theirs
+    assert rest == sorted(i for i in theirs if i.startswith("MiniGrid-WFC-")) and len(rest) == 6
+    for env_id in rest:
+        with pytest.raises(ValueError, match=f"{env_id}: not served: .*wave-function-collapse"):
+            cypool.make_vec(env_id, 1)
