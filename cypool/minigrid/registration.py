@@ -369,6 +369,8 @@ def _gotolocal_check(env_id, kw):
                          f"{kw['obj_type']!r}")
     _color(env_id, kw, "first_color")
     _color(env_id, kw, "second_color")
+    if v == V_LEVELGEN:
+        _levelgen_check(env_id, kw)
     _common(env_id, kw, None)
 
 
@@ -382,7 +384,7 @@ def _babyai_config(kw):
         steps = kw["room_size"] ** 2 * (kw["_steps"] or -kw["num_rows"] * kw["num_cols"])
     if v == V_LEVELGEN:
         return [steps, 0, v, kw["num_rows"], kw["num_cols"], kw["room_size"],
-                kw["num_dists"], *_levelgen_config(*kw["_lg"])]
+                kw["num_dists"], *_levelgen_config(*(kw[k] for k in _LG_KWARGS))]
     n = kw.get(_BABYAI_N.get(v, ("num_dists",))[0], 0)
     sel = {None: -1, "color": 0, "loc": 1}[kw.get("select_by")] if v == V_OPENDOOR else 0
     if v == V_OPENTWO:
@@ -401,6 +403,29 @@ def _babyai_config(kw):
 _LG_ACTIONS = {"goto": 0, "open": 1, "pickup": 2, "putnext": 3}      # _minigrid.pyx L_*
 _LG_INSTRS = {"action": 1, "and": 2, "seq": 3}
 _LG_ALL = (("goto", "pickup", "open", "putnext"), ("action", "and", "seq"))
+# LevelGen's own kwargs and defaults; each level fixes some (minigrid: a TypeError if given)
+_LG_KWARGS = ("locked_room_prob", "locations", "unblocking", "implicit_unlock", "action_kinds",
+              "instr_kinds")
+_LG_DEFAULTS = dict(zip(_LG_KWARGS, (0.5, True, True, True, *_LG_ALL)))
+
+
+def _levelgen_check(env_id, kw):
+    """LevelGen's kwargs: locked_room_prob a real number; the flags bools; action_kinds (1 to
+    4) and instr_kinds (1 to 3) lists of its kinds, repeats allowed (rand_elem draws one)."""
+    p = kw["locked_room_prob"]
+    if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer,
+                                                             np.floating)):
+        raise TypeError(f"{env_id}: locked_room_prob must be a real number, got {p!r}")
+    for name in ("locations", "unblocking", "implicit_unlock"):
+        _bool(env_id, kw, name)
+    for name, table, most in (("action_kinds", _LG_ACTIONS, 4), ("instr_kinds", _LG_INSTRS, 3)):
+        kinds = kw[name]
+        if isinstance(kinds, str) or not isinstance(kinds, (list, tuple)):
+            raise TypeError(f"{env_id}: {name} must be a list of kinds ({', '.join(table)}), "
+                            f"got {kinds!r}")
+        if not 1 <= len(kinds) <= most or any(k not in table for k in kinds):
+            raise ValueError(f"{env_id}: {name} must be 1 to {most} of {tuple(table)}, got "
+                             f"{kinds!r}")
 
 
 def _levelgen_config(prob, locations, unblocking, implicit_unlock, actions, instrs):
@@ -1007,6 +1032,15 @@ def _babyai(env_id, variant, kwargs, fixed=None, steps=None):
     return _spec(env_id, K_GOTOLOCAL, spec_kw, variant=values)
 
 
+def _levelgen(env_id, sizes, fixed):
+    """A LevelGen level: ``sizes`` (room_size, num_rows, num_cols, num_dists; None: all
+    fixed) and LevelGen's own kwargs at their defaults, but those the class fixes."""
+    sizes = {"room_size": 8, "num_rows": 3, "num_cols": 3, "num_dists": 18} \
+        if sizes == {} else (sizes or {})
+    free = {k: d for k, d in _LG_DEFAULTS.items() if k not in fixed}
+    return _babyai(env_id, V_LEVELGEN, {**sizes, **free}, fixed=fixed)
+
+
 def _doorkey(env_id, size):
     return _spec(env_id, K_DOORKEY, {
         "size": Kwarg(size, kind="any", scope="pool"), "max_steps": _steps(),
@@ -1130,26 +1164,25 @@ SPECS = (
       for s in (8, 12, 16, 20)),
     _babyai("BabyAI-PickupLoc-v0", V_PICKUPLOC, {"room_size": 8},
             fixed={**_ONE_ROOM, "num_dists": 8}),
-    # LevelGen's levels: _lg = (locked_room_prob, locations, unblocking, implicit_unlock,
-    # action_kinds, instr_kinds)
-    *(_babyai(f"BabyAI-GoToSeq{name}-v0", V_LEVELGEN, {
+    # LevelGen's levels: each class's own kwargs (and LevelGen's it passes on) and what it fixes
+    *(_levelgen(f"BabyAI-GoToSeq{name}-v0", {
         "room_size": s, "num_rows": r, "num_cols": r, "num_dists": n},
-        fixed={"_lg": (0, False, False, True, ("goto",), _LG_ALL[1])})
+        fixed=dict(action_kinds=("goto",), locked_room_prob=0, locations=False,
+                   unblocking=False))
       for name, s, r, n in (("", 8, 3, 18), ("S5R2", 5, 2, 4))),
-    *(_babyai(f"BabyAI-Synth{name}-v0", V_LEVELGEN, {
+    *(_levelgen(f"BabyAI-Synth{name}-v0", {
         "room_size": s, "num_rows": r, "num_cols": 3, "num_dists": 18},
-        fixed={"_lg": (0.5, False, True, False, _LG_ALL[0], ("action",))})
+        fixed=dict(instr_kinds=("action",), locations=False, unblocking=True,
+                   implicit_unlock=False))
       for name, s, r in (("", 8, 3), ("S5R2", 5, 2))),
-    *(_babyai(f"BabyAI-{name}-v0", V_LEVELGEN, {
-        "room_size": 8, "num_rows": 3, "num_cols": 3, "num_dists": 18},
-        fixed={"_lg": lg})
-      for name, lg in (("SynthLoc", (0.5, True, True, False, _LG_ALL[0], ("action",))),
-                       ("SynthSeq", (0.5, True, True, False, *_LG_ALL)),
-                       ("BossLevel", (0.5, True, True, True, *_LG_ALL)),
-                       ("BossLevelNoUnlock", (0, True, True, False, *_LG_ALL)))),
-    _babyai("BabyAI-MiniBossLevel-v0", V_LEVELGEN, {}, fixed={
-        "room_size": 5, "num_rows": 2, "num_cols": 2, "num_dists": 7,
-        "_lg": (0.25, True, True, True, *_LG_ALL)}),
+    *(_levelgen(f"BabyAI-{name}-v0", {}, fixed=fixed) for name, fixed in (
+        ("SynthLoc", dict(instr_kinds=("action",), locations=True, unblocking=True,
+                          implicit_unlock=False)),
+        ("SynthSeq", dict(locations=True, unblocking=True, implicit_unlock=False)),
+        ("BossLevel", {}),
+        ("BossLevelNoUnlock", dict(locked_room_prob=0, implicit_unlock=False)))),
+    _levelgen("BabyAI-MiniBossLevel-v0", None, fixed=dict(
+        room_size=5, num_rows=2, num_cols=2, num_dists=7, locked_room_prob=0.25)),
     *(_babyai(f"BabyAI-MoveTwoAcrossS{s}N{n}-v0", V_MOVETWO, {
         "room_size": s, "objs_per_room": n}, fixed={"num_rows": 1, "num_cols": 2}, steps=16)
       for s, n in ((5, 2), (8, 9))),

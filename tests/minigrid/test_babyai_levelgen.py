@@ -91,6 +91,17 @@ def test_levelgen_matches_minigrid(env_id):
     ("BabyAI-GoToSeq-v0", {"room_size": 5, "num_rows": 2, "num_cols": 3, "num_dists": 3}),
     ("BabyAI-SynthS5R2-v0", {"num_dists": 6, "max_steps": 9}),
     ("BabyAI-BossLevel-v0", {"room_size": 6, "num_rows": 2, "num_dists": 10, "max_steps": 8}),
+    # LevelGen's own kwargs, where the class passes them on
+    ("BabyAI-BossLevel-v0", {"locked_room_prob": 1.0, "action_kinds": ["pickup", "goto"],
+                             "instr_kinds": ["seq", "seq", "action"], "locations": False,
+                             "max_steps": 8}),
+    ("BabyAI-SynthS5R2-v0", {"locked_room_prob": 0.9, "action_kinds": ("open", "putnext"),
+                             "max_steps": 8}),
+    ("BabyAI-GoToSeq-v0", {"implicit_unlock": False, "instr_kinds": ["and"], "max_steps": 8}),
+    ("BabyAI-MiniBossLevel-v0", {"unblocking": False, "instr_kinds": ["action", "and"],
+                                 "max_steps": 8}),
+    ("BabyAI-BossLevelNoUnlock-v0", {"locations": False, "unblocking": False,
+                                     "max_steps": 8}),
 ])
 def test_levelgen_kwargs_match_minigrid(env_id, kw):
     run(env_id, 3, 80, kw, seed=7)
@@ -117,3 +128,19 @@ def test_levelgen_bad_kwargs_refused():
         cypool.make_vec("BabyAI-GoToSeq-v0", 2, num_dists=0)
     with pytest.raises(TypeError):
         cypool.make_vec("BabyAI-MiniBossLevel-v0", 2, room_size=6)
+    # what a class fixes itself is no kwarg (minigrid: "got multiple values")
+    for env_id, kw in (("BabyAI-GoToSeq-v0", {"action_kinds": ["goto"]}),
+                       ("BabyAI-Synth-v0", {"instr_kinds": ["action"]}),
+                       ("BabyAI-BossLevelNoUnlock-v0", {"locked_room_prob": 0.5}),
+                       ("BabyAI-MiniBossLevel-v0", {"locked_room_prob": 0.5})):
+        with pytest.raises(TypeError):
+            gym.make(env_id, **kw)
+        with pytest.raises(TypeError):
+            cypool.make_vec(env_id, 2, **kw)
+    for kw, err in (({"action_kinds": ["fly"]}, ValueError), ({"action_kinds": []}, ValueError),
+                    ({"action_kinds": "goto"}, TypeError),
+                    ({"instr_kinds": ["seq"] * 4}, ValueError),
+                    ({"locked_room_prob": "1"}, TypeError),
+                    ({"locked_room_prob": True}, TypeError), ({"locations": 2}, TypeError)):
+        with pytest.raises(err):
+            cypool.make_vec("BabyAI-BossLevel-v0", 2, **kw)
