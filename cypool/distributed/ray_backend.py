@@ -186,11 +186,14 @@ def _merge_info(out: dict, info: dict, dst, src, rows: int):
 
 def _empty(space, rows):
     """Zeroed observation buffers of ``rows`` rows: an array, or for Tuple/Dict spaces a
-    tuple/dict of them, the layout a local pool returns."""
+    tuple/dict of them, the layout a local pool returns; a Text space's (MiniGrid's
+    mission) an object array of str, handed out as a tuple of str (see _leaf_out)."""
     if isinstance(space, gym.spaces.Tuple):
         return tuple(_empty(s, rows) for s in space.spaces)
     if isinstance(space, gym.spaces.Dict):
         return {k: _empty(s, rows) for k, s in space.spaces.items()}
+    if isinstance(space, gym.spaces.Text):
+        return np.full(rows, "", object)
     return np.zeros((rows, *space.shape), space.dtype)
 
 
@@ -212,7 +215,17 @@ def _put(dst, di, src, si):
         for k, d in dst.items():
             _put(d, di, src[k], si)
     else:
+        if isinstance(src, tuple):          # a text leaf: a tuple of str, one per env
+            src = np.array(src, object)
         dst[di] = src[si]
+
+
+def _leaf_out(a, copy):
+    """A buffer as the caller gets it: a text leaf (object array of str) as a tuple of str,
+    as gymnasium batches a Text space; an array as it is, or a copy."""
+    if a.dtype == object:
+        return tuple(a.tolist())
+    return np.copy(a) if copy else a
 
 
 def _unwrap(err: RayTaskError):
@@ -586,7 +599,7 @@ class RayVectorEnv(gym.vector.VectorEnv):
         return obs, rew, term, trunc, info
 
     def _out(self, a):
-        return _tree(np.copy, a) if self.copy else a
+        return _tree(lambda x: _leaf_out(x, self.copy), a)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed=None, options: dict | None = None):
