@@ -20,3 +20,15 @@ def real_ray():
         pytest.skip("Ray's processes do not run under a preloaded libasan; "
                     "the Ray tests run in the normal pass", allow_module_level=True)
     return pytest.importorskip("ray")
+
+
+def start_local_ray(**init_kwargs):
+    """A fresh Ray session on the tests' loopback cluster (2 CPUs, a 200 MiB object store, no
+    dashboard), any earlier session shut down first; ``init_kwargs`` add to ray.init's
+    (a ``runtime_env``). Skips as real_ray does. The caller shuts it down."""
+    ray = real_ray()
+    if ray.is_initialized():
+        ray.shutdown()
+    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
+             _node_ip_address="127.0.0.1", log_to_driver=False, **init_kwargs)
+    return ray

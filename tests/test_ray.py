@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _ray_ref import real_ray  # noqa: E402
+from _ray_ref import real_ray, start_local_ray  # noqa: E402
 
 ray = real_ray()   # skips under tools/sanitize.sh (tests/_ray_ref.py says why)
 
@@ -30,13 +30,12 @@ ADDRESS = os.environ.get("CYPOOL_RAY_ADDRESS")
 
 @pytest.fixture(scope="module")
 def cluster():
-    if ray.is_initialized():
-        ray.shutdown()
     if ADDRESS:
+        if ray.is_initialized():
+            ray.shutdown()
         ray.init(address=ADDRESS, log_to_driver=False)
     else:
-        ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
-                 _node_ip_address="127.0.0.1", log_to_driver=False)
+        start_local_ray()
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 

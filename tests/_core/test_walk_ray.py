@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from _ray_ref import real_ray  # noqa: E402
+from _ray_ref import real_ray, start_local_ray  # noqa: E402
 
 ray = real_ray()   # skips under tools/sanitize.sh (tests/_ray_ref.py says why)
 
@@ -17,12 +17,8 @@ import cypool  # noqa: E402
 
 @pytest.fixture
 def ray_with_tests_on_path():
-    if ray.is_initialized():
-        ray.shutdown()
     path = os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])
-    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    start_local_ray(runtime_env={"env_vars": {"PYTHONPATH": path}})
     yield
     ray.shutdown()
 

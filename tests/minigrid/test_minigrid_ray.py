@@ -7,18 +7,14 @@ import pytest
 
 import cypool
 
-from _ray_ref import real_ray  # noqa: E402
+from _ray_ref import start_local_ray  # noqa: E402
 
 ENV_ID, N = "BabyAI-GoToLocal-v0", 4     # missions differ from env to env
 
 
 @pytest.fixture(scope="module")
 def ray():
-    ray = real_ray()        # skips under ASan or without Ray (tests/_ray_ref.py says why)
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False)
+    ray = start_local_ray()     # skips under ASan or without Ray (tests/_ray_ref.py)
     yield ray
     ray.shutdown()
 

@@ -17,7 +17,7 @@ import cypool.mujoco
 HERE = Path(__file__).parent / "custom"
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from _buildext import build_extension  # noqa: E402
-from _ray_ref import real_ray  # noqa: E402
+from _ray_ref import real_ray, start_local_ray  # noqa: E402
 XML = """<mujoco><option timestep="0.01"/><worldbody>
 <body name="p" pos="0 0 0.1"><joint name="x" type="slide" axis="1 0 0"/>
 <joint name="y" type="slide" axis="0 1 0"/><geom type="sphere" size="0.05" mass="1"/></body>
@@ -227,14 +227,9 @@ def test_a_task_over_a_100_link_model_matches_its_gymnasium_twin(chain, mode):
 
 def test_a_users_task_on_ray_matches_the_local_pool(point_mass):
     """Ray actors register the task again from its module (importable on their path)."""
-    ray = real_ray()   # skips under tools/sanitize.sh (tests/_ray_ref.py says why)
-
-    if ray.is_initialized():
-        ray.shutdown()
+    real_ray()   # skips under tools/sanitize.sh (tests/_ray_ref.py says why)
     path = os.pathsep.join([build_task("point_mass"), os.environ.get("PYTHONPATH", "")])
-    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    ray = start_local_ray(runtime_env={"env_vars": {"PYTHONPATH": path}})
     env = local = None
     try:
         kw = dict(xml_file=point_mass, max_episode_steps=15, autoreset_mode="same_step")

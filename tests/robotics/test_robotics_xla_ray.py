@@ -13,7 +13,7 @@ import cypool
 jax = pytest.importorskip("jax")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _ray_ref import real_ray  # noqa: E402
+from _ray_ref import start_local_ray  # noqa: E402
 
 LIMIT = 7            # a short time limit: autoresets inside the scan / the Ray run
 T = 20
@@ -72,11 +72,7 @@ def test_xla_scan_equals_the_python_path(env_id):
 
 @pytest.fixture(scope="module")
 def ray():
-    ray = real_ray()        # skips under ASan or without Ray (tests/_ray_ref.py says why)
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
-             _node_ip_address="127.0.0.1", log_to_driver=False)
+    ray = start_local_ray()     # skips under ASan or without Ray (tests/_ray_ref.py)
     yield ray
     ray.shutdown()
 
