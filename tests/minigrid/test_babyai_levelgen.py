@@ -13,28 +13,13 @@ import pytest
 
 import cypool
 
+from _babyai_ref import check_same, reference  # noqa: E402
+
 minigrid = pytest.importorskip("minigrid")
 
 LEVELGEN_IDS = ["BabyAI-GoToSeq-v0", "BabyAI-GoToSeqS5R2-v0", "BabyAI-Synth-v0",
                 "BabyAI-SynthS5R2-v0", "BabyAI-SynthLoc-v0", "BabyAI-SynthSeq-v0",
                 "BabyAI-MiniBossLevel-v0", "BabyAI-BossLevel-v0", "BabyAI-BossLevelNoUnlock-v0"]
-
-
-def reference(env_id, n, kw):
-    return gym.vector.SyncVectorEnv([lambda: gym.make(env_id, **kw)] * n)
-
-
-def check_same(x, y, where):
-    ox, oy = x[0], y[0]
-    assert sorted(ox) == sorted(oy), where
-    for k in ("image", "direction"):
-        assert ox[k].dtype == oy[k].dtype and np.array_equal(ox[k], oy[k]), (where, k)
-    assert isinstance(ox["mission"], tuple) and ox["mission"] == oy["mission"], where
-    if len(x) == 2:
-        return
-    for k, name in ((1, "reward"), (2, "terminated"), (3, "truncated")):
-        assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k]), (where, name)
-    assert sorted(x[4]) == sorted(y[4]), where
 
 
 def run(env_id, n, steps, kw, seed, bot=False):

@@ -6,34 +6,18 @@ strict failures; the levels' kwargs; bad kwargs refused before any env is made."
 import contextlib
 import io
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 import cypool
 from cypool.minigrid.registration import ENV_IDS
 
+from _babyai_ref import check_same, reference  # noqa: E402
+
 minigrid = pytest.importorskip("minigrid")
 
 # GoToLocal and its variants have their own tests (tests/minigrid/test_minigrid.py)
 NEW_IDS = [i for i in ENV_IDS if i.startswith("BabyAI-") and not i.startswith("BabyAI-GoToLocal")]
-
-
-def reference(env_id, n, kw):
-    return gym.vector.SyncVectorEnv([lambda: gym.make(env_id, **kw)] * n)
-
-
-def check_same(x, y, where):
-    ox, oy = x[0], y[0]
-    assert sorted(ox) == sorted(oy), where
-    for k in ("image", "direction"):
-        assert ox[k].dtype == oy[k].dtype and np.array_equal(ox[k], oy[k]), (where, k)
-    assert isinstance(ox["mission"], tuple) and ox["mission"] == oy["mission"], where
-    if len(x) == 2:
-        return
-    for k, name in ((1, "reward"), (2, "terminated"), (3, "truncated")):
-        assert x[k].dtype == y[k].dtype and np.array_equal(x[k], y[k]), (where, name)
-    assert sorted(x[4]) == sorted(y[4]), where
 
 
 def run(env_id, n, steps, kw=None, seed=0, p=(0.2, 0.2, 0.3, 0.1, 0.1, 0.1, 0.0)):
