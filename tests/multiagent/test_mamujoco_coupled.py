@@ -19,28 +19,11 @@ warnings.filterwarnings("ignore", message=".*reward functions were updated.*")
 warnings.filterwarnings("ignore", message=".*settotalmass.*")
 gr = pytest.importorskip("gymnasium_robotics")
 mujoco = pytest.importorskip("mujoco")
-from gymnasium_robotics.envs.multiagent_mujoco import coupled_half_cheetah, mujoco_multi  # noqa
+from gymnasium_robotics.envs.multiagent_mujoco import mujoco_multi  # noqa: E402
+from _coupled_ref import Coupled as _Coupled  # noqa: E402
 from cypool.multiagent import mamujoco_v1 as cy_m  # noqa: E402
 
 ref_m = gr.mamujoco_v1
-
-
-class _DenseTenJ(mujoco.MjData):
-    """mjData whose ten_J is the dense (ntendon, nv) Jacobian, as older MuJoCo kept it."""
-
-    @property
-    def ten_J(self):
-        m = self.model
-        out = np.zeros((m.ntendon, m.nv))
-        mujoco.mju_sparse2dense(out, super().ten_J, m.ten_J_rownnz, m.ten_J_rowadr,
-                                m.ten_J_colind)
-        return out
-
-
-class _Coupled(coupled_half_cheetah.CoupledHalfCheetahEnv):
-    def _initialize_simulation(self):
-        model, _ = super()._initialize_simulation()
-        return model, _DenseTenJ(model)
 
 
 @pytest.fixture
@@ -50,7 +33,8 @@ def ref(monkeypatch):
 
 
 def test_the_unpatched_reference_needs_a_dense_ten_J():
-    """Why the reference runs on _DenseTenJ: if this starts passing, the shim can go."""
+    """Why the reference runs on _coupled_ref.DenseTenJ: if this starts passing, the shim can
+    go."""
     with pytest.raises(IndexError):
         ref_m.parallel_env("CoupledHalfCheetah", "1p1")
 

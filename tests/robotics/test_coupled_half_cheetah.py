@@ -15,25 +15,9 @@ import cypool
 warnings.filterwarnings("ignore", message=".*reward functions were updated.*")
 pytest.importorskip("gymnasium_robotics")
 mujoco = pytest.importorskip("mujoco")
-from gymnasium_robotics.envs.multiagent_mujoco import coupled_half_cheetah  # noqa: E402
+from _coupled_ref import Coupled as _Coupled  # noqa: E402
 
 ID = "CoupledHalfCheetah-v0"
-
-
-class _DenseTenJ(mujoco.MjData):
-    @property
-    def ten_J(self):
-        m = self.model
-        out = np.zeros((m.ntendon, m.nv))
-        mujoco.mju_sparse2dense(out, super().ten_J, m.ten_J_rownnz, m.ten_J_rowadr,
-                                m.ten_J_colind)
-        return out
-
-
-class _Coupled(coupled_half_cheetah.CoupledHalfCheetahEnv):
-    def _initialize_simulation(self):
-        model, _ = super()._initialize_simulation()
-        return model, _DenseTenJ(model)
 
 
 def _reference(n):
