@@ -4,13 +4,14 @@ compute_reward on a batch of goals, as hindsight relabelling calls it (SB3's Her
 ``env.env_method("compute_reward", achieved, desired, infos, indices=[0])``), per call:
 
   cypool        env.call("compute_reward", a, d, info) on a 16-env cypool pool: one result
-                per env, each computed once per distinct reward_type (one kernel pass here)
+                per env, computed once per distinct reward_type (here one kernel pass, through
+                the pool's bound method: Pool.bind_method)
   reference     the reference env's own compute_reward(a, d, info) (what env_method runs on
                 one env of a DummyVecEnv / SyncVectorEnv)
   ref-sync      gymnasium's SyncVectorEnv.call("compute_reward", ...) over 16 reference envs
                 (one call per env, the drop-in's own call)
-  cypool-1row   cypool's call on a 1-row batch: the dispatch alone (env.call, the lock, the
-                per-env tuple), the floor under every batch size
+  cypool-1row   cypool's call on a 1-row batch: the dispatch alone (env.call, the checks of
+                the arrays, the output array, the per-env tuple), the floor under every batch
 
 Goals are drawn around the envs' own goals (rewards of both kinds); results are checked equal
 to the reference's before timing. Rounds interleave the systems; medians are reported with
@@ -69,13 +70,14 @@ def measure(env_id, batch, rounds):
         a[:, 3:] /= np.linalg.norm(a[:, 3:], axis=-1, keepdims=True)
     info = {}
     one = ref.envs[0].unwrapped
+    a1, g1 = a[:1].copy(), g[:1].copy()
     assert np.array_equal(env.call("compute_reward", a, g, info)[0],
                           one.compute_reward(a, g, info))
     systems = {
         "cypool": lambda: env.call("compute_reward", a, g, info),
         "reference": lambda: one.compute_reward(a, g, info),
         "ref-sync": lambda: ref.call("compute_reward", a, g, info),
-        "cypool-1row": lambda: env.call("compute_reward", a[:1], g[:1], info),
+        "cypool-1row": lambda: env.call("compute_reward", a1, g1, info),
     }
     samples = {k: [] for k in systems}
     for _ in range(rounds):
@@ -102,8 +104,8 @@ def main(argv=None):
         med, samples = measure(env_id, args.batch, args.rounds)
         out[env_id] = dict(median_s=med, samples_s=samples)
         c = med["cypool"]
-        print(f"| {env_id} | {c * 1e6:.1f} | {med['reference'] * 1e6:.1f} | "
-              f"{med['ref-sync'] * 1e6:.1f} | {med['cypool-1row'] * 1e6:.1f} | "
+        print(f"| {env_id} | {c * 1e6:.2f} | {med['reference'] * 1e6:.1f} | "
+              f"{med['ref-sync'] * 1e6:.1f} | {med['cypool-1row'] * 1e6:.2f} | "
               f"{med['reference'] / c:.1f}× | {med['ref-sync'] / c:.1f}× |", flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -144,18 +144,20 @@ class PoolApiMixin:
         ``"step"``, ``"reset"`` and ``"close"`` are refused (ValueError): SyncVectorEnv runs
         them on each sub-env alone, while a cypool pool steps, resets and closes its envs
         together (env.step, env.reset with reset_mask, env.close)."""
+        fn = self.pool.bound_methods.get(name)
+        if fn is not None and not self._closed:     # the fast path (HER's compute_reward)
+            return fn(*args, **kwargs)
         if name == "render":
             return tuple(self.render())
         if name in _POOL_METHODS:
             raise ValueError(f"cypool: call({name!r}) would {name} each env on its own; a "
                              f"cypool pool does it for all its envs at once: use "
                              f"env.{name}({_POOL_METHODS[name]}) instead")
-        methods = getattr(self.pool.family, "methods", None) or {}
-        if name in methods:                 # the family's own (compute_reward, ...)
-            with self._lock:             # (configure replaces an env's dict: a list copy
-                self._check_open()       # is a snapshot; the hooks only read the dicts)
-                env_kw = list(self.pool.env_kw)
-            return tuple(methods[name](env_kw, *args, **kwargs))
+        with self._lock:
+            self._check_open()
+            fn = self.pool.bind_method(name)
+        if fn is not None:                  # the family's own (compute_reward, ...)
+            return fn(*args, **kwargs)
         if args or kwargs:
             if name not in self._attr_names():
                 raise self._unknown(name)

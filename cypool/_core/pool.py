@@ -18,6 +18,7 @@ its own, so call it with the front end's lock held.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,11 @@ class Pool:
         The family's engine and the family object (None once closed).
     num_envs : int
     env_kw : list of dict
-        Env i's complete task kwargs (get_attr/set_attr, pickling).
+        Env i's complete task kwargs (get_attr/set_attr, pickling); changed only through
+        :meth:`configure` and :meth:`record_kwargs`.
+    bound_methods : dict
+        The family's methods bound to the envs' current kwargs (:meth:`bind_method`), read
+        by ``call``'s fast path; emptied whenever an env's kwargs change.
     seeded : (num_envs,) bool array
         Env i owns a random stream.
     in_flight : (num_envs,) bool array
@@ -86,6 +91,7 @@ class Pool:
             env_kwargs = take() if take is not None else None
         self.env_kw = [dict(family.kwargs) for _ in range(n)] if env_kwargs is None else \
             [dict(kw) for kw in env_kwargs]
+        self.bound_methods = {}
         self.seeded = np.zeros(n, np.bool_)
         self.in_flight = np.zeros(n, np.bool_)
         self.flags = self.in_flight.view(np.uint8)
@@ -112,12 +118,31 @@ class Pool:
         and record them."""
         self.family.configure_envs(np.array([i], np.int64), kwargs)
         self.env_kw[i] = dict(kwargs)
+        self.bound_methods.clear()
 
     def record_kwargs(self, ids, kwargs: dict) -> None:
         """Record ``kwargs`` as the complete task kwargs of envs ``ids`` (already applied in C
         by the caller)."""
         for i in ids:
             self.env_kw[int(i)] = dict(kwargs)
+        self.bound_methods.clear()
+
+    def bind_method(self, name: str):
+        """The family's method ``name`` (``FamilySpec.methods``) for every env's current
+        kwargs: ``fn(*args, **kwargs)``, one result per env; None when the family has no such
+        method. Bound once (the hook's ``bind(env_kwargs)`` where it has one, else the hook
+        given a snapshot of the kwargs) and kept in :attr:`bound_methods` until an env's
+        kwargs change."""
+        fn = self.bound_methods.get(name)
+        if fn is None:
+            hook = (getattr(self.family, "methods", None) or {}).get(name)
+            if hook is None:
+                return None
+            env_kw = list(self.env_kw)      # configure replaces an env's dict: a snapshot
+            bind = getattr(hook, "bind", None)
+            fn = bind(env_kw) if bind is not None else functools.partial(hook, env_kw)
+            self.bound_methods[name] = fn
+        return fn
 
     def limits(self) -> list:
         """Each env's time limit (None: none)."""
@@ -360,6 +385,7 @@ class Pool:
             self.engine.stop_workers()
         self.engine = None
         self.family = None
+        self.bound_methods.clear()
 
 
 # ---------------------------------------------------------------------- shared by front ends

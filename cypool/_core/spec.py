@@ -350,7 +350,9 @@ class FamilySpec:
         ``env.call(name, ...)`` (and SB3's ``env_method``) run for the whole pool at once,
         given each env's complete kwargs (read-only: shared with the pool); ``fn`` returns
         one result per env (Gymnasium-Robotics' ``compute_reward`` on a batch of goals, as
-        HER calls it).
+        HER calls it). A hook may have ``bind(env_kwargs)``, returning ``fn(*args, **kwargs)``
+        for those kwargs, which the pool keeps until an env's kwargs change
+        (``Pool.bind_method``; the robotics kernels' fast path).
     reset_option_keys, reset_options
         The family's own ``reset(options=...)`` keys, beside ``reset_mask``, and
         ``reset_options(fam, options, mask)``: checks their values before any env moves

@@ -356,28 +356,55 @@ def mat2euler(const double[::1] mat):
     return out
 
 
-def batch_rewards(object a, object d, double threshold, bint dense):
-    """BaseFetchEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: dense
-    -distance (float64), sparse -(distance > threshold) as float32 (-1 or -0)."""
-    cdef GoalRows r
-    out = goal_rows(a, d, 3, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, &r)
-    if out is None:
-        return None
-    cdef cnp.npy_intp n = r.n
+cdef inline double _sq_distance(const double* a, const double* b) noexcept nogil:
+    """_distance's sum of squares."""
+    cdef double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2]
+    return dx * dx + dy * dy + dz * dz
+
+
+cdef int _rewards(const GoalRows* r, void* out, double* work,
+                  const double* prm) noexcept nogil:
+    """BaseFetchEnv.compute_reward (prm: sqrt_at_most(threshold), dense): dense -distance
+    (float64), sparse -(distance > threshold) as float32 (-1 or -0). A NaN or infinite goal
+    makes its row's squared distance NaN or infinite: the goals are checked only then."""
     cdef const double* pa = r.a
     cdef const double* pd = r.d
-    cdef double* od = <double*> cnp.PyArray_DATA(out)
-    cdef float* of = <float*> od
-    cdef cnp.npy_intp i
+    cdef double* od = <double*> out
+    cdef float* of = <float*> out
+    cdef double s[GOAL_CHUNK]
+    cdef double bound = prm[0]
+    cdef cnp.npy_intp i, c, j, m
     cdef int bad
-    with nogil:
-        bad = first_nonfinite(pa, pd, 3 * n)
-        if not bad and dense:
-            for i in range(n):
-                od[i] = -_distance(pa + 3 * i, pd + 3 * i)
-        elif not bad:
-            for i in range(n):
-                of[i] = -<float> (_distance(pa + 3 * i, pd + 3 * i) > threshold)
-    if bad:
-        raise nonfinite_error(bad)
-    return out
+    if prm[1] != 0.0:
+        for i in range(r.n):
+            od[i] = _sq_distance(pa + 3 * i, pd + 3 * i)
+        bad = goals_behind(od, r.n, r, 3)
+        if bad:
+            return bad
+        neg_sqrt(od, r.n)
+        return 0
+    for c in range((r.n + GOAL_CHUNK - 1) // GOAL_CHUNK):
+        j = c * GOAL_CHUNK
+        m = min(GOAL_CHUNK, r.n - j)
+        for i in range(m):
+            s[i] = _sq_distance(pa + 3 * (j + i), pd + 3 * (j + i))
+        bad = goals_behind(s, m, r, 3)
+        if bad:
+            return bad
+        for i in range(m):
+            of[j + i] = -<float> (s[i] > bound)
+    return 0
+
+
+def batch_rewards(object a, object d, double threshold, bint dense):
+    """BaseFetchEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None."""
+    cdef double prm[2]
+    prm[0], prm[1] = sqrt_at_most(threshold), dense
+    return run_goal_batch(a, d, 3, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0, _rewards,
+                          prm)
+
+
+def rewards_call(double threshold, bint dense, Py_ssize_t n, general):
+    """batch_rewards bound for a pool of n envs (a GoalCall; general: the other calls)."""
+    return goal_call(_rewards, 3, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0,
+                     (sqrt_at_most(threshold), dense), n, general)

@@ -411,8 +411,8 @@ cdef void _reach_obs(MjEnv* e) noexcept nogil:
         x[2 * n + k] = o[k]
 
 
-cdef inline double _norm15(const double* a, const double* b) noexcept nogil:
-    """np.linalg.norm(a - b, axis=-1) of 15-vectors: numpy's pairwise sum of the squares
+cdef inline double _sq15(const double* a, const double* b) noexcept nogil:
+    """np.linalg.norm(a - b, axis=-1)'s sum of squares of 15-vectors: numpy's pairwise sum
     (eight partial sums, then the last seven in order)."""
     cdef double s[3 * NFINGER]
     cdef double res
@@ -422,7 +422,12 @@ cdef inline double _norm15(const double* a, const double* b) noexcept nogil:
     res = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
     for k in range(8, 3 * NFINGER):
         res = res + s[k]
-    return sqrt(res)
+    return res
+
+
+cdef inline double _norm15(const double* a, const double* b) noexcept nogil:
+    """np.linalg.norm(a - b, axis=-1) of 15-vectors."""
+    return sqrt(_sq15(a, b))
 
 
 cdef int _reach_reset(MjEnv* e) noexcept nogil:
@@ -518,73 +523,104 @@ def distance(const double[::1] prm, const double[:, ::1] a, const double[:, ::1]
     return dp, dr
 
 
-def batch_reach_rewards(object a, object d, double threshold, bint dense):
-    """BaseHandReachEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: dense
-    -distance (float64), sparse -(distance > threshold) as float32."""
-    cdef GoalRows r
-    out = goal_rows(a, d, 3 * NFINGER, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, &r)
-    if out is None:
-        return None
+cdef int _reach_rewards(const GoalRows* r, void* out, double* work,
+                        const double* prm) noexcept nogil:
+    """BaseHandReachEnv.compute_reward (prm: sqrt_at_most(threshold), dense): dense -distance
+    (float64), sparse -(distance > threshold) as float32. A NaN or infinite goal makes its
+    row's squared distance NaN or infinite: the goals are checked only then."""
+    cdef const double* pa = r.a
+    cdef const double* pd = r.d
+    cdef double* od = <double*> out
+    cdef float* of = <float*> out
+    cdef double s[GOAL_CHUNK]
+    cdef double bound = prm[0]
+    cdef cnp.npy_intp i, c, j, m
+    cdef int bad
+    if prm[1] != 0.0:
+        for i in range(r.n):
+            od[i] = _sq15(pa + 3 * NFINGER * i, pd + 3 * NFINGER * i)
+        bad = goals_behind(od, r.n, r, 3 * NFINGER)
+        if bad:
+            return bad
+        neg_sqrt(od, r.n)
+        return 0
+    for c in range((r.n + GOAL_CHUNK - 1) // GOAL_CHUNK):
+        j = c * GOAL_CHUNK
+        m = min(GOAL_CHUNK, r.n - j)
+        for i in range(m):
+            s[i] = _sq15(pa + 3 * NFINGER * (j + i), pd + 3 * NFINGER * (j + i))
+        bad = goals_behind(s, m, r, 3 * NFINGER)
+        if bad:
+            return bad
+        for i in range(m):
+            of[j + i] = -<float> (s[i] > bound)
+    return 0
+
+
+cdef int _manipulate_rewards(const GoalRows* r, void* out, double* work,
+                             const double* prm) noexcept nogil:
+    """BaseManipulateEnv.compute_reward (prm: tpos, trot, threshold, dense) for a target
+    without ignore_z_target_rotation: dense -(10 d_pos + d_rot) (float64), sparse
+    float32(d_pos < threshold) * float32(d_rot < 0.1) - 1 (work: d_pos, w, d_rot rows)."""
     cdef cnp.npy_intp n = r.n
     cdef const double* pa = r.a
     cdef const double* pd = r.d
-    cdef double* od = <double*> cnp.PyArray_DATA(out)
-    cdef float* of = <float*> od
+    cdef double* od = <double*> out
+    cdef float* of = <float*> out
+    cdef double* dp = work
+    cdef double* w = dp + n
+    cdef double* dr = w + n             # arccos(w), then 2 arccos(w), as numpy's batch
+    cdef double goal[P_IGNORE_Z + 1]
+    cdef double threshold = prm[2]
+    cdef bint dense = prm[3] != 0.0
+    cdef bint no_rot = prm[1] == ROT_IGNORE
     cdef cnp.npy_intp i
-    cdef int bad
-    with nogil:
-        bad = first_nonfinite(pa, pd, 3 * NFINGER * n)
-        if not bad and dense:
-            for i in range(n):
-                od[i] = -_norm15(pa + 3 * NFINGER * i, pd + 3 * NFINGER * i)
-        elif not bad:
-            for i in range(n):
-                of[i] = -<float> (_norm15(pa + 3 * NFINGER * i, pd + 3 * NFINGER * i)
-                                  > threshold)
+    goal[P_TPOS] = prm[0]
+    goal[P_TROT] = prm[1]
+    goal[P_IGNORE_Z] = 0.0
+    cdef int bad = first_nonfinite(pa, pd, 7 * n)  # (an ignored part never reaches a result)
     if bad:
-        raise nonfinite_error(bad)
-    return out
+        return bad
+    for i in range(n):
+        goal_pos_w(goal, pa + 7 * i, pd + 7 * i, dp + i, w + i)
+    if not no_rot and n:
+        np_unary_n(LOOPS[L_ACOS], w, dr, n)
+    for i in range(n):
+        dr[i] = 0.0 if no_rot else 2 * dr[i]
+        if dense:
+            od[i] = -(10.0 * dp[i] + dr[i])
+        else:
+            of[i] = (<float> (dp[i] < threshold)) * (<float> (dr[i] < 0.1)) - 1.0
+    return 0
+
+
+def batch_reach_rewards(object a, object d, double threshold, bint dense):
+    """BaseHandReachEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None."""
+    cdef double prm[2]
+    prm[0], prm[1] = sqrt_at_most(threshold), dense
+    return run_goal_batch(a, d, 3 * NFINGER, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 0,
+                          _reach_rewards, prm)
 
 
 def batch_manipulate_rewards(object a, object d, int tpos, int trot, double threshold,
                              bint dense):
     """BaseManipulateEnv.compute_reward of a HER batch (see _goal_batch.pxi) for a target
     without ignore_z_target_rotation (the Pen's batches keep the reference's own row-2
-    quirk on numpy's path), or None: dense -(10 d_pos + d_rot) (float64), sparse
-    float32(d_pos < threshold) * float32(d_rot < 0.1) - 1."""
-    cdef GoalRows r
-    out = goal_rows(a, d, 7, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, &r)
-    if out is None:
-        return None
-    cdef cnp.npy_intp n = r.n
-    cdef const double* pa = r.a
-    cdef const double* pd = r.d
-    cdef cnp.npy_intp n3 = 3 * n
-    work = cnp.PyArray_EMPTY(1, &n3, cnp.NPY_DOUBLE, 0)
-    cdef double* od = <double*> cnp.PyArray_DATA(out)
-    cdef float* of = <float*> od
-    cdef double* dp = <double*> cnp.PyArray_DATA(work)
-    cdef double* w = dp + n
-    cdef double* dr = w + n             # arccos(w), then 2 arccos(w), as numpy's batch
-    cdef double prm[P_IGNORE_Z + 1]
-    cdef cnp.npy_intp i
-    cdef int bad
-    prm[P_TPOS] = tpos
-    prm[P_TROT] = trot
-    prm[P_IGNORE_Z] = 0.0
-    with nogil:
-        bad = first_nonfinite(pa, pd, 7 * n)
-        if not bad:
-            for i in range(n):
-                goal_pos_w(prm, pa + 7 * i, pd + 7 * i, dp + i, w + i)
-            if trot != ROT_IGNORE and n:
-                np_unary_n(LOOPS[L_ACOS], w, dr, n)
-            for i in range(n):
-                dr[i] = 0.0 if trot == ROT_IGNORE else 2 * dr[i]
-                if dense:
-                    od[i] = -(10.0 * dp[i] + dr[i])
-                else:
-                    of[i] = (<float> (dp[i] < threshold)) * (<float> (dr[i] < 0.1)) - 1.0
-    if bad:
-        raise nonfinite_error(bad)
-    return out
+    quirk on numpy's path), or None."""
+    cdef double prm[4]
+    prm[0], prm[1], prm[2], prm[3] = tpos, trot, threshold, dense
+    return run_goal_batch(a, d, 7, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 3,
+                          _manipulate_rewards, prm)
+
+
+def reach_rewards_call(double threshold, bint dense, Py_ssize_t n, general):
+    """batch_reach_rewards bound for a pool of n envs (a GoalCall; general: other calls)."""
+    return goal_call(_reach_rewards, 3 * NFINGER, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT,
+                     0, (sqrt_at_most(threshold), dense), n, general)
+
+
+def manipulate_rewards_call(int tpos, int trot, double threshold, bint dense, Py_ssize_t n,
+                            general):
+    """batch_manipulate_rewards bound for a pool of n envs (a GoalCall)."""
+    return goal_call(_manipulate_rewards, 7, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 3,
+                     (tpos, trot, threshold, dense), n, general)

@@ -194,33 +194,41 @@ def dense_rewards(const double[::1] dist):
     return out
 
 
-def batch_rewards(object a, object d, bint dense):
-    """MazeEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None: sparse
-    float64(distance <= 0.45), dense np.exp(-distance) by numpy's own exp loop."""
-    cdef GoalRows r
-    out = goal_rows(a, d, 2, cnp.NPY_DOUBLE, &r)
-    if out is None:
-        return None
-    cdef cnp.npy_intp n = r.n
+cdef int _rewards(const GoalRows* r, void* out, double* work,
+                  const double* prm) noexcept nogil:
+    """MazeEnv.compute_reward (prm: dense): sparse float64(distance <= 0.45), dense
+    np.exp(-distance) by numpy's own exp loop. Squared distances first (work, or out): a NaN
+    or infinite goal makes its row's NaN or infinite, and the goals are checked only then."""
     cdef const double* pa = r.a
     cdef const double* pd = r.d
-    neg = cnp.PyArray_EMPTY(1, &n, cnp.NPY_DOUBLE, 0) if dense else out
-    cdef double* o = <double*> cnp.PyArray_DATA(out)
-    cdef double* m = <double*> cnp.PyArray_DATA(neg)    # -distance, exp's input
+    cdef double* o = <double*> out
+    cdef double* s = work if prm[0] != 0.0 else o
+    cdef double bound = sqrt_at_most(GOAL_RADIUS)
+    cdef double dx, dy
     cdef cnp.npy_intp i
-    cdef double dist
     cdef int bad
-    with nogil:
-        bad = first_nonfinite(pa, pd, 2 * n)
-        if not bad:
-            for i in range(n):
-                dist = dist_axis(pa[2 * i] - pd[2 * i], pa[2 * i + 1] - pd[2 * i + 1])
-                if dense:
-                    m[i] = -dist
-                else:
-                    o[i] = 1.0 if dist <= GOAL_RADIUS else 0.0
-            if dense and n:
-                np_exp_n(m, o, n)
+    for i in range(r.n):
+        dx, dy = pa[2 * i] - pd[2 * i], pa[2 * i + 1] - pd[2 * i + 1]
+        s[i] = dx * dx + dy * dy
+    bad = goals_behind(s, r.n, r, 2)
     if bad:
-        raise nonfinite_error(bad)
-    return out
+        return bad
+    if prm[0] == 0.0:
+        for i in range(r.n):
+            o[i] = 1.0 if s[i] <= bound else 0.0
+    elif r.n:
+        neg_sqrt(s, r.n)
+        np_exp_n(s, o, r.n)
+    return 0
+
+
+def batch_rewards(object a, object d, bint dense):
+    """MazeEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None."""
+    cdef double prm[1]
+    prm[0] = dense
+    return run_goal_batch(a, d, 2, cnp.NPY_DOUBLE, 1 if dense else 0, _rewards, prm)
+
+
+def rewards_call(bint dense, Py_ssize_t n, general):
+    """batch_rewards bound for a pool of n envs (a GoalCall; general: the other calls)."""
+    return goal_call(_rewards, 2, cnp.NPY_DOUBLE, 1 if dense else 0, (dense,), n, general)

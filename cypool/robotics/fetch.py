@@ -26,7 +26,7 @@ from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import (OffsetSiteRender, camera_config, no_render, render_kwargs,
                                      setup_render)
-from cypool.robotics.goals import per_setting
+from cypool.robotics.goals import GoalMethod, per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -322,6 +322,14 @@ def compute_reward(reward_type, achieved_goal, desired_goal, info=None):
     return -dist
 
 
+def _rewards_call(reward_type, n, general):
+    """compute_reward bound to one reward type for a pool of n envs (GoalMethod's fast)."""
+    from cypool.robotics import _fetch as fk
+    if reward_type not in REWARD_TYPES:             # the general path's ValueError
+        return general
+    return fk.rewards_call(DISTANCE_THRESHOLD, reward_type == "dense", n, general)
+
+
 def per_env(name, env_kwargs, *args, **kwargs):
     """The goal function ``name`` for envs of complete kwargs ``env_kwargs``: one result per
     env (a spec's method hook)."""
@@ -348,7 +356,9 @@ def fetch_spec(env_id):
         render=no_render, render_modes=("rgb_array",),
         build=functools.partial(_build, task=task), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: functools.partial(per_env, name) for name in METHODS})
+        methods={name: GoalMethod(functools.partial(per_env, name), "reward_type",
+                                  _rewards_call if name == "compute_reward" else None)
+                 for name in METHODS})
 
 
 _SPECS: dict = {}

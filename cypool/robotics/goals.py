@@ -7,12 +7,13 @@ batch gives one bool, as in gymnasium-robotics) for termination, dense rewards b
 exp. float64 goals run natively (without the GIL; HER's C-contiguous (n, 2) batch read in
 place); other dtypes take numpy's expression, which is then the reference's by construction.
 Goals with NaN (or infinite) values are refused. :func:`per_setting` is the per-env dispatch
-of every robotics family's goal functions.
+of every robotics family's goal functions, :class:`GoalMethod` their spec hooks.
 
 :func:`call` is what ``env.call(name, *args)`` returns for these names (a tuple, one result
 per env, each with that env's ``reward_type`` / ``continuing_task``)."""
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -114,6 +115,41 @@ def per_setting(fn, key, env_kwargs, *args, **kwargs):
         return (fn(first, *args, **kwargs),) * len(values)
     done = {v: fn(v, *args, **kwargs) for v in set(values)}
     return tuple(done[v] for v in values)
+
+
+class GoalMethod:
+    """A robotics spec's method hook: ``hook(env_kwargs, *args, **kwargs)`` gives one result
+    per env (``general``, the family's per_env for one name), and ``bind(env_kwargs)``
+    (Pool.bind_method) the same bound to those kwargs: where every env has the same ``key``
+    setting, ``fast(setting, num_envs, general)``'s kernel GoalCall (HER's batch computed
+    once in the kernel, the general path for other calls), else the general path."""
+
+    def __init__(self, general, key=None, fast=None):
+        self.general, self.key, self.fast = general, key, fast
+
+    def __call__(self, env_kwargs, *args, **kwargs):
+        return self.general(env_kwargs, *args, **kwargs)
+
+    def bind(self, env_kwargs):
+        general = functools.partial(self.general, env_kwargs)
+        settings = {kw[self.key] for kw in env_kwargs} if self.fast is not None else ()
+        if len(settings) != 1:
+            return general
+        return self.fast(settings.pop(), len(env_kwargs), general)
+
+
+def _rewards_call(reward_type, n, general):
+    from cypool.robotics import _point_maze as pm
+    if reward_type not in ("sparse", "dense"):      # the general path's ValueError
+        return general
+    return pm.rewards_call(reward_type == "dense", n, general)
+
+
+def hooks():
+    """The PointMaze/AntMaze specs' method hooks (FamilySpec.methods)."""
+    return {name: GoalMethod(functools.partial(per_env, name), "reward_type",
+                             _rewards_call if name == "compute_reward" else None)
+            for name in METHODS}
 
 
 def per_env(name, env_kwargs, *args, **kwargs):

@@ -22,7 +22,7 @@ from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import no_render, render_kwargs
-from cypool.robotics.goals import per_setting
+from cypool.robotics.goals import GoalMethod, per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -438,6 +438,22 @@ def _numpy_reward(env_id, reward_type, a, d):
     return -(10.0 * d_pos + d_rot)
 
 
+def _rewards_call(env_id, reward_type, n, general):
+    """compute_reward bound to one reward type for a pool of n envs (GoalMethod's fast): the
+    kernel's where compute_reward has a batch kernel (not the Pen's ignore_z)."""
+    from cypool.robotics import _hand as hk
+    obj, tpos, trot, _, _ = HAND[env_id]
+    if reward_type not in REWARD_TYPES:             # the general path's ValueError
+        return general
+    dense = reward_type == "dense"
+    if obj == "Reach":
+        return hk.reach_rewards_call(REACH_THRESHOLD, dense, n, general)
+    if OBJECTS[obj]["ignore_z_target_rotation"]:
+        return general
+    return hk.manipulate_rewards_call(hk.MODES_POS[tpos], hk.MODES_ROT[trot],
+                                      OBJECTS[obj]["distance_threshold"], dense, n, general)
+
+
 def per_env(env_id, name, env_kwargs, *args, **kwargs):
     """The goal function ``name`` for envs of complete kwargs ``env_kwargs``: one result per
     env (a spec's method hook)."""
@@ -465,7 +481,10 @@ def hand_spec(env_id):
         info=(InfoKey("is_success", np.float32, 1, True, False),), render_fps=25,
         build=functools.partial(_build, env_id=env_id), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: functools.partial(per_env, env_id, name) for name in METHODS},
+        methods={name: GoalMethod(functools.partial(per_env, env_id, name), "reward_type",
+                                  functools.partial(_rewards_call, env_id)
+                                  if name == "compute_reward" else None)
+                 for name in METHODS},
         render=no_render, render_modes=("rgb_array",))
 
 

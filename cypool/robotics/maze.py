@@ -136,8 +136,7 @@ def point_maze_spec(env_id):
         render=no_render, render_modes=("rgb_array",),
         build=_build, configure=_configure, load_actions=_load_actions,
         extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: functools.partial(goal_fns.per_env, name)
-                 for name in goal_fns.METHODS},
+        methods=goal_fns.hooks(),
         reset_option_keys=RESET_OPTION_KEYS, reset_options=_point_reset_options,
         reset_option_per_env=option_per_env)
 
