@@ -56,6 +56,7 @@ cdef enum:
 
 TASK_IDS = dict(Door=DOOR, Hammer=HAMMER, Pen=PEN, Relocate=RELOCATE)
 TASK_STATE = NSTATE
+TASK_STATE_AT = dict(model=T_MODEL, fix=T_FIX, fix_set=T_FIX_SET)   # (cypool.envpool's Hammer)
 MAX_NU = C_MAX_NU
 PARAMS = dict(task=P_TASK, sparse=P_SPARSE, n_substeps=P_NSUB, model=P_MODEL, ids=P_ID,
               n_ids=N_IDS, mean=P_MEAN, rng=P_RNG, base=P_BASE, opt=P_OPT, opt_qpos=P_OPT_QPOS,

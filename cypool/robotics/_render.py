@@ -55,18 +55,31 @@ def static_site_xpos(mujoco, model, data, site, pos):
     return data.site_xpos[site].copy()
 
 
-def render_frames(engine, ids, mode, *, forward=False, site_ids=None, site_xpos=None,
-                  **writes):
-    """The frames of envs ``ids`` ("rgb_array"), each env's data first brought where the
-    reference's render callback brings its own (``writes``: qpos / qvel values; mj_forward;
-    visual sites' positions; see MjPool.render_frames)."""
-    from cypool.mujoco.family import gl_backend_request
-    if mode != "rgb_array":
-        raise ValueError(f"render_mode {mode!r}: robotics ids render 'rgb_array'")
-    backend = {} if engine.has_renderer else dict(backend=gl_backend_request())
-    return engine.render_frames(np.ascontiguousarray(ids, np.int64), True, False,
-                                forward=forward, site_ids=site_ids, site_xpos=site_xpos,
-                                **writes, **backend)[0]
+class _Prepared:
+    """An MjPool whose render_frames also takes ``writes`` (the render callback's data
+    writes), so that the MuJoCo family's ``_render`` serves its modes over it."""
+
+    def __init__(self, engine, writes):
+        self.engine, self.writes = engine, writes
+
+    @property
+    def has_renderer(self):
+        return self.engine.has_renderer
+
+    def render_frames(self, ids, rgb, depth, *backend):
+        return self.engine.render_frames(ids, rgb, depth, *backend, **self.writes)
+
+
+def render_frames(engine, ids, mode, **writes):
+    """The frames of envs ``ids`` in ``mode`` (those of gymnasium's MujocoRenderer:
+    "rgb_array" frames, "depth_array" depth buffers, as cypool/mujoco/family.py's
+    ``_render``), each env's data first brought where the reference's render callback brings
+    its own (``writes``: forward, site_ids / site_xpos, qpos / qvel values, sensor_sites; see
+    MjPool.render_frames)."""
+    from cypool.mujoco.family import RENDER_MODES, _render
+    if mode not in RENDER_MODES:
+        raise ValueError(f"render_mode {mode!r}: robotics ids render among {RENDER_MODES}")
+    return _render(_Prepared(engine, writes), ids, mode, None)
 
 
 class OffsetSiteRender:

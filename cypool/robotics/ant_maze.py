@@ -114,7 +114,7 @@ def ant_maze_spec(env_id):
         env_id, MjPool, space, gym.spaces.Box(-1.0, 1.0, (8,), np.float32), kwargs=kwargs,
         max_episode_steps=limit,
         check_kwargs=functools.partial(check_kwargs, env_id, version),
-        render_fps=50, render=no_render, render_modes=("rgb_array",),
+        render_fps=50, render=no_render, render_modes=("rgb_array", "depth_array"),
         build=functools.partial(_build, version=version),
         configure=_configure, load_actions=_load_actions, extra_info=_extra_info,
         action_dtype_of=_action_dtype_of,

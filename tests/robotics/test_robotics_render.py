@@ -26,10 +26,10 @@ def _leaves(obs, i=None):
     return [np.asarray(obs if i is None else obs[i])]
 
 
-def _frames(env_id, n, kw, seed, schedule):
+def _frames(env_id, n, kw, seed, schedule, mode):
     """cypool's frames of every env at the "render" entries of ``schedule``, its
     observations after each entry, and the actions it stepped."""
-    env = cypool.make_vec(env_id, n, num_threads=1, render_mode="rgb_array",
+    env = cypool.make_vec(env_id, n, num_threads=1, render_mode=mode,
                           autoreset_mode="disabled", **kw)
     space = env.single_action_space
     rng = np.random.default_rng(seed)
@@ -51,17 +51,17 @@ def _frames(env_id, n, kw, seed, schedule):
     return out, obs, actions
 
 
-def compare(env_id, kw, n=2, seed=3, schedule=None):
-    """Frames (and the observations between them: rendering leaves the envs in step with
-    the reference's, whose callbacks write into its data) of ``n`` envs equal the
-    reference's, each env against its own reference env seeded seed + i."""
+def compare(env_id, kw, n=2, seed=3, schedule=None, mode="rgb_array"):
+    """Frames in render mode ``mode`` (and the observations between them: rendering leaves
+    the envs in step with the reference's, whose callbacks write into its data) of ``n``
+    envs equal the reference's, each env against its own reference env seeded seed + i."""
     schedule = schedule or ["render", "step", "step", "render", "step", "render", "reset",
                             "render", "step", "render"]
-    got, obs, actions = _frames(env_id, n, kw, seed, schedule)
+    got, obs, actions = _frames(env_id, n, kw, seed, schedule, mode)
     for i in range(n):                      # one reference env at a time, alone
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ref = gym.make(env_id, render_mode="rgb_array", disable_env_checker=True, **kw)
+            ref = gym.make(env_id, render_mode=mode, disable_env_checker=True, **kw)
         try:
             o, _ = ref.reset(seed=seed + i)
             k = 0
