@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import collections
 import difflib
+import dataclasses
 import functools
 import warnings
 
@@ -137,9 +138,11 @@ def _extras() -> dict:
     for mod, own_limit in _extra_modules():
         for eid, (cid, names, space) in mod.served().items():
             spec = spec_of(cid)
-            if spec is not None:
-                out[eid] = _Named(spec, names, space, own_limit,
-                                  mod.__name__ in _RENDER_PIXELS)
+            if spec is None:
+                continue
+            if spec.envpool_info:               # the family's own info values
+                names = dataclasses.replace(names, info={**names.info, **spec.envpool_info})
+            out[eid] = _Named(spec, names, space, own_limit, mod.__name__ in _RENDER_PIXELS)
     return out
 
 

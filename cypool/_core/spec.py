@@ -301,6 +301,11 @@ class FamilySpec:
     envpool
         Optional :class:`EnvPoolNames`: the env's EnvPool 1.2.5 name(s), options and
         dtypes, for :mod:`cypool.envpool` (None: cypool.envpool does not serve it).
+    envpool_info
+        ``{EnvPool info key: (function(engine, ids) -> array, dtype)}``: EnvPool info values
+        only the family can compute, for a spec whose EnvPool names a front-end table gives
+        (cypool._envpool_robotics: the Shadow Hand's and Adroit's ``distance``); they replace
+        the table's keys of the same name.
 
     Hooks for a family whose pool is more than ``pool(num_envs, num_threads,
     max_episode_steps, kwargs)`` over fixed spaces (MuJoCo's model, Atari's ROM). Each takes
@@ -380,6 +385,7 @@ class FamilySpec:
     render_fps: int | None = None
     module: str | None = None
     envpool: EnvPoolNames | None = None
+    envpool_info: dict | None = None
     build: Callable | None = None
     configure: Callable | None = None
     load_actions: Callable | None = None

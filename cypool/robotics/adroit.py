@@ -19,6 +19,7 @@ import numpy as np
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, check_pool_memory
 from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics.envpool_info import envpool_info
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -287,7 +288,7 @@ def adroit_spec(env_id):
         kwargs=dict(reward_type=Kwarg(reward, kind="str"),
                     **render_kwargs(width=480, height=480, camera_id=None, camera_name=None)),
         check_kwargs=_check_kwargs, render=no_render,
-        render_modes=("rgb_array", "depth_array"),
+        render_modes=("rgb_array", "depth_array"), envpool_info=envpool_info(env_id, model_path),
         max_episode_steps=MAX_EPISODE_STEPS,
         info=(InfoKey("success", np.bool_, 1, True, False),), render_fps=100,
         build=functools.partial(_build, task=task), configure=_configure,

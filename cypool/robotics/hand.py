@@ -22,6 +22,7 @@ from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics.envpool_info import envpool_info
 from cypool.robotics.goals import GoalMethod, per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
@@ -485,7 +486,7 @@ def hand_spec(env_id):
                                   functools.partial(_rewards_call, env_id)
                                   if name == "compute_reward" else None)
                  for name in METHODS},
-        render=no_render, render_modes=("rgb_array",))
+        envpool_info=envpool_info(env_id), render=no_render, render_modes=("rgb_array",))
 
 
 _SPECS: dict = {}
