@@ -51,9 +51,9 @@ FrozenLake's slip rule); EnvPool options that select another variant (Pendulum's
 ``Pendulum-v0``, ``Catch-v0`` and ``NChain-v0`` are not served; ``from_pixels=True`` (with
 ``render_width``, ``render_height``, ``render_camera_id``) gives EnvPool's channels-first
 ``(3, H, W)`` uint8 observations, the frames of gymnasium's renderer (Gymnasium-Robotics'
-ids: the frames of the pool's ``render()``, drawn on the calling thread after each reset or
-step, as the reference's ``render()`` draws them; ``xla()`` is refused there); ``render()`` is not
-offered; ``xla()`` is cypool's (:mod:`cypool.xla`, through ``jax.ffi``). Invalid options
+ids: ``make_vec``'s ``from_pixels=True, channels_first=True``, the frames drawn by the
+family's render hook on the calling thread after each reset or step, as the reference's
+``render()`` draws them; ``xla()`` is refused there); ``render()`` is not offered; ``xla()`` is cypool's (:mod:`cypool.xla`, through ``jax.ffi``). Invalid options
 raise ``TypeError``/``ValueError`` (EnvPool asserts, which ``python -O`` skips).
 
 ``make_dm`` (and ``make(..., env_type="dm")``) gives EnvPool's dm_env interface for every
@@ -105,16 +105,13 @@ class _Named:
     Gymnasium-Robotics', from cypool._envpool_minigrid/_envpool_robotics): ``envpool`` those
     names, ``envpool_space(pool space) -> EnvPool's space`` (None: the pool's), and
     ``envpool_own_limit`` (EnvPool's ``max_episode_steps`` is the env's own step limit, 0 its
-    default, not a time limit of the pool's), ``envpool_render_pixels`` (``from_pixels=True``
-    observations are the pool's ``render()`` frames: Gymnasium-Robotics'); the rest is the
-    spec's."""
+    default, not a time limit of the pool's); the rest is the spec's."""
 
-    def __init__(self, spec, names, space, own_limit, render_pixels=False):
+    def __init__(self, spec, names, space, own_limit):
         self._spec = spec
         self.envpool = names
         self.envpool_space = space
         self.envpool_own_limit = own_limit
-        self.envpool_render_pixels = render_pixels
 
     def __getattr__(self, name):
         return getattr(self._spec, name)
@@ -123,11 +120,6 @@ class _Named:
 def _extra_modules():
     from cypool import _envpool_minigrid, _envpool_robotics
     return ((_envpool_minigrid, True), (_envpool_robotics, False))
-
-
-# the modules whose ids serve from_pixels=True through their pools' render() (their render
-# hooks place the goals as the reference's render callbacks do before each frame)
-_RENDER_PIXELS = ("cypool._envpool_robotics",)
 
 
 @functools.lru_cache(maxsize=None)
@@ -142,7 +134,7 @@ def _extras() -> dict:
                 continue
             if spec.envpool_info:               # the family's own info values
                 names = dataclasses.replace(names, info={**names.info, **spec.envpool_info})
-            out[eid] = _Named(spec, names, space, own_limit, mod.__name__ in _RENDER_PIXELS)
+            out[eid] = _Named(spec, names, space, own_limit)
     return out
 
 
@@ -262,8 +254,8 @@ def _spec_task(task_id, spec, cfg, from_pixels):
             task.update(target(v))
         else:
             task[target] = v
-    if from_pixels and getattr(spec, "envpool_render_pixels", False):
-        task.update(render_mode="rgb_array", width=cfg["render_width"],
+    if from_pixels and getattr(spec, "render_pixels", False):
+        task.update(from_pixels=True, channels_first=True, width=cfg["render_width"],
                     height=cfg["render_height"])
         cam = cfg["render_camera_id"]
         if "camera_id" in spec.kwargs:
@@ -284,7 +276,7 @@ def _config(task_id, kwargs):
     from_pixels = kwargs.pop("from_pixels", False)
     if not isinstance(from_pixels, (bool, np.bool_)):
         raise TypeError(f"from_pixels must be a bool, got {from_pixels!r}")
-    if from_pixels and not (names.pixels or getattr(spec, "envpool_render_pixels", False)):
+    if from_pixels and not (names.pixels or getattr(spec, "render_pixels", False)):
         raise ValueError("from_pixels=True is only supported for MuJoCo tasks.")
     if not from_pixels and any(k in kwargs for k in PIXELS):
         raise ValueError(f"{', '.join(k for k in PIXELS if k in kwargs)}: cypool.envpool "
@@ -330,7 +322,7 @@ def _spaces(pool, spec):
     names = spec.envpool
     if names.observation_space is not None:
         obs = names.observation_space      # EnvPool's own (Blackjack's Box)
-    elif getattr(spec, "envpool_space", None) is not None:
+    elif getattr(spec, "envpool_space", None) is not None and pool.pool.frames is None:
         obs = spec.envpool_space(obs)      # MiniGrid's mission bytes, robotics' key order
     if names.action_dtype is not None and isinstance(act, gym.spaces.Box):
         act = gym.spaces.Box(act.low.astype(names.action_dtype),
@@ -415,11 +407,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         self._seeds = seeds
         self._started = False
         obs, act = _spaces(self.pool, family)
-        # from_pixels through render(): each reset/step result's observations are the frames
-        # the pool draws after it (on this thread), channels-first
-        self._render_pixels = getattr(family, "envpool_render_pixels", False) and \
-            "render_width" in cfg
-        if task.get("from_pixels") or self._render_pixels:     # EnvPool's frames
+        if task.get("from_pixels"):         # EnvPool's frames, channels-first
             obs = gym.spaces.Box(0, 255, (3, cfg["render_height"], cfg["render_width"]),
                                  np.uint8)
         self.single_observation_space = self.observation_space = obs
@@ -524,25 +512,17 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def _obs(self, obs):
         """A spec family's observation batch as EnvPool gives it (its converter, dtype)."""
-        if self._names.obs is not None:
+        if self._names.obs is not None and self.pool.pool.frames is None:   # (robotics' frames)
             obs = self._names.obs(obs)
         if self._names.obs_dtype is not None:
             obs = np.asarray(obs).astype(self._names.obs_dtype, copy=False)
         return obs
 
-    def _frames(self, ids):
-        """(len(ids), 3, H, W) uint8: the pool's frames of envs ``ids``, channels-first."""
-        frames = self.pool.render(env_ids=ids)
-        out = np.empty((len(ids), 3) + frames[0].shape[:2], np.uint8)
-        for k, f in enumerate(frames):
-            out[k] = f.transpose(2, 0, 1)
-        return out
-
     def _step_result(self, out, ids):
         obs, rew, term, trunc, info = out
         trunc = np.asarray(trunc, np.bool_)
         rdt = self._names.reward_dtype
-        obs = self._frames(ids) if self._render_pixels else self._obs(obs)
+        obs = self._obs(obs)
         return (obs, np.asarray(rew, rdt), np.asarray(term, np.bool_) & ~trunc,
                 trunc, self._info(info, ids))
 
@@ -583,7 +563,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
             m = np.zeros(self.num_envs, np.bool_)
             m[ids] = True
             obs, info = self.pool.reset(options={"reset_mask": m})
-        obs = self._frames(ids) if self._render_pixels else _rows(self._obs(obs), ids)
+        obs = _rows(self._obs(obs), ids)
         return obs, self._info({k: v[ids] if isinstance(v, np.ndarray) and
                                 len(v) == self.num_envs else v
                                 for k, v in info.items()}, ids)
@@ -645,9 +625,6 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
     def xla(self):
         """EnvPool's ``handle, recv, send, step`` (see :mod:`cypool.xla`; needs
         ``pip install "cypool[jax]"``)."""
-        if self._render_pixels:
-            raise ValueError(f"{self.task_id}: from_pixels=True frames are drawn by render() "
-                             "on the calling thread; xla() does not serve them")
         from cypool.xla import make_xla
         return make_xla(self, envpool=True)
 
@@ -672,10 +649,7 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
         """Zeros of a batch of ``b`` observations as ``step()`` returns them: the pool's
         observation assembly (an array, or a Dict's/Tuple's dict/tuple of arrays) on zero
         arrays of its engine's output shapes, through EnvPool's conversion (its dtypes,
-        Blackjack's Box), or the frames' zeros (from_pixels through render()). Reads no env
-        state."""
-        if self._render_pixels:
-            return np.zeros((b,) + self.single_observation_space.shape, np.uint8)
+        Blackjack's Box). Reads no env state."""
         pool = self.pool.pool
         return self._obs(pool.obs(pool.engine.outputs,
                                   lambda a: np.zeros((b,) + a.shape[1:], a.dtype)))

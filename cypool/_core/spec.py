@@ -298,6 +298,15 @@ class FamilySpec:
     render
         Optional ``render(engine, ids, mode, kwargs) -> list`` of one frame (``rgb_array``:
         an ``(H, W, 3)`` uint8 array) or text (``ansi``) per id.
+    render_pixels
+        The spec takes make-scope bool kwargs ``from_pixels`` and ``channels_first`` beside
+        ``width`` and ``height``: with ``from_pixels=True`` every result's observations are
+        the frames ``render`` draws in "rgb_array" after the step or reset, on the calling
+        thread (gymnasium's ``AddRenderObservation(env, render_only=True)`` over an env made
+        with ``render_mode="rgb_array"``; ``channels_first``: ``(3, H, W)``, EnvPool's
+        layout). For families whose frames need what the reference's render callback does
+        first (Gymnasium-Robotics' goal markers); a NEXT_STEP or DISABLED autoreset only (a
+        SAME_STEP autoreset leaves no final state to draw).
     envpool
         Optional :class:`EnvPoolNames`: the env's EnvPool 1.2.5 name(s), options and
         dtypes, for :mod:`cypool.envpool` (None: cypool.envpool does not serve it).
@@ -383,6 +392,7 @@ class FamilySpec:
     render: Callable | None = None
     render_modes: tuple = ()
     render_fps: int | None = None
+    render_pixels: bool = False
     module: str | None = None
     envpool: EnvPoolNames | None = None
     envpool_info: dict | None = None
@@ -779,6 +789,13 @@ class SpecFamily:
                 check_action_space(act_space, repr(spec.env_id))
             else:
                 obs_space, act_space = spec.observation_space, spec.action_space
+        # from_pixels (a render_pixels spec): the pool's observations are pixel_frames'
+        mk = self.make_kwargs
+        self.from_pixels = bool(spec.render_pixels and mk["from_pixels"])
+        if spec.render_pixels:
+            obs_space = self._pixel_space(mk, obs_space)
+            if self.from_pixels:
+                structure = None
         # each pool its own copies: seeding one pool's action_space leaves another's alone
         self.single_observation_space = copy.deepcopy(obs_space)
         self.single_action_space = copy.deepcopy(act_space)
@@ -994,14 +1011,37 @@ class SpecFamily:
         if hook is not None:       # a pool whose envs change with it (LunarLander's particles)
             hook(mode)
 
-    def render(self, ids):
-        """The render hook's frames of envs ``ids``, its ``kwargs`` those of the envs it
-        draws: one call per distinct setting among them (envs with their own kwargs:
-        ``env_kwargs``, ``set_attr``, population members), the frames in ``ids``' order."""
+    @staticmethod
+    def _pixel_space(kw, space):
+        """A render_pixels spec's observation space: its frames' with from_pixels."""
+        if kw["channels_first"] and not kw["from_pixels"]:
+            raise ValueError("channels_first=True needs from_pixels=True (it lays out the "
+                             "pixel observations)")
+        if not kw["from_pixels"]:
+            return space
+        h, w = kw["height"], kw["width"]
+        return gym.spaces.Box(0, 255, (3, h, w) if kw["channels_first"] else (h, w, 3),
+                              np.uint8)
+
+    def pixel_frames(self, ids):
+        """from_pixels: the observations of envs ``ids``, (len(ids),) + the frame space's
+        shape, drawn by the render hook in "rgb_array"."""
+        frames = self.render(ids, "rgb_array")
+        out = np.empty((len(frames),) + self.single_observation_space.shape, np.uint8)
+        for k, f in enumerate(frames):
+            out[k] = f.transpose(2, 0, 1) if self.make_kwargs["channels_first"] else f
+        return out
+
+    def render(self, ids, mode=None):
+        """The render hook's frames of envs ``ids`` (in ``mode``, default the pool's render
+        mode), its ``kwargs`` those of the envs it draws: one call per distinct setting among
+        them (envs with their own kwargs: ``env_kwargs``, ``set_attr``, population members),
+        the frames in ``ids``' order."""
         ids = np.asarray(ids, np.int64)
+        mode = mode or self.render_mode
         per_env = self._render_kw
         if per_env is None:
-            return self._render(self.engine, ids, self.render_mode, self.kwargs)
+            return self._render(self.engine, ids, mode, self.kwargs)
         by_object = {}                      # envs given one dict share it (_apply)
         for pos, i in enumerate(ids.tolist()):
             by_object.setdefault(id(per_env[i]), (per_env[i], []))[1].append(pos)
@@ -1015,11 +1055,11 @@ class SpecFamily:
                 groups.append((kw, pos))
         if len(groups) <= 1:
             kw = groups[0][0] if groups else self.kwargs
-            return self._render(self.engine, ids, self.render_mode, kw)
+            return self._render(self.engine, ids, mode, kw)
         frames = [None] * len(ids)
         for kw, pos in groups:
             pos.sort()
-            out = self._render(self.engine, ids[pos], self.render_mode, kw)
+            out = self._render(self.engine, ids[pos], mode, kw)
             for p, frame in zip(pos, out):
                 frames[p] = frame
         return frames

@@ -18,8 +18,10 @@ def _site_id(model, mujoco, name):
 
 
 def render_kwargs(**defaults):
-    """Make-scope Kwargs of a robotics spec's render kwargs (width, height, ...)."""
+    """Make-scope Kwargs of a robotics spec's render kwargs (width, height, ...), and
+    from_pixels / channels_first (FamilySpec.render_pixels: the frames as observations)."""
     from cypool.mujoco.family import RENDER_KINDS
+    defaults = dict(defaults, from_pixels=False, channels_first=False)
     return {k: Kwarg(v, kind=RENDER_KINDS.get(k, "any"), scope="make")
             for k, v in defaults.items()}
 

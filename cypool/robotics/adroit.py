@@ -287,7 +287,7 @@ def adroit_spec(env_id):
         gym.spaces.Box(-1.0, 1.0, (nu,), np.float32),
         kwargs=dict(reward_type=Kwarg(reward, kind="str"),
                     **render_kwargs(width=480, height=480, camera_id=None, camera_name=None)),
-        check_kwargs=_check_kwargs, render=no_render,
+        check_kwargs=_check_kwargs, render=no_render, render_pixels=True,
         render_modes=("rgb_array", "depth_array"), envpool_info=envpool_info(env_id, model_path),
         max_episode_steps=MAX_EPISODE_STEPS,
         info=(InfoKey("success", np.bool_, 1, True, False),), render_fps=100,

@@ -353,7 +353,7 @@ def fetch_spec(env_id):
         env_id, MjPool, _space(task), gym.spaces.Box(-1.0, 1.0, (4,), np.float32),
         kwargs=kwargs, max_episode_steps=MAX_EPISODE_STEPS,
         info=(InfoKey("is_success", np.float32, 1, True, False),), render_fps=25,
-        render=no_render, render_modes=("rgb_array",),
+        render=no_render, render_pixels=True, render_modes=("rgb_array",),
         build=functools.partial(_build, task=task), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
         methods={name: GoalMethod(functools.partial(per_env, name), "reward_type",

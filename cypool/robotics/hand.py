@@ -486,7 +486,8 @@ def hand_spec(env_id):
                                   functools.partial(_rewards_call, env_id)
                                   if name == "compute_reward" else None)
                  for name in METHODS},
-        envpool_info=envpool_info(env_id), render=no_render, render_modes=("rgb_array",))
+        envpool_info=envpool_info(env_id), render=no_render, render_pixels=True,
+        render_modes=("rgb_array",))
 
 
 _SPECS: dict = {}

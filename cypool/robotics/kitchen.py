@@ -296,7 +296,7 @@ def kitchen_spec(env_id):
         env_id, MjPool, _space(tasks), gym.spaces.Box(-1.0, 1.0, (9,), np.float64),
         kwargs=kwargs, check_kwargs=_check_kwargs, max_episode_steps=MAX_EPISODE_STEPS,
         info=tuple(InfoKey(k, np.int64) for k in INFO_KEYS), render_fps=12, build=_build,
-        render=no_render, render_modes=("rgb_array", "depth_array"),
+        render=no_render, render_pixels=True, render_modes=("rgb_array", "depth_array"),
         configure=_configure, load_actions=_load_actions, extra_info=_extra_info)
 
 

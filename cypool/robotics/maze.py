@@ -133,7 +133,7 @@ def point_maze_spec(env_id):
         env_id, MjPool, space, gym.spaces.Box(-1.0, 1.0, (2,), np.float32), kwargs=kwargs,
         max_episode_steps=limit, check_kwargs=functools.partial(check_kwargs, env_id),
         info=(InfoKey("success", np.bool_, 1, True, True),), render_fps=50,
-        render=no_render, render_modes=("rgb_array", "depth_array"),
+        render=no_render, render_pixels=True, render_modes=("rgb_array", "depth_array"),
         build=_build, configure=_configure, load_actions=_load_actions,
         extra_info=_extra_info, action_dtype_of=_action_dtype_of,
         methods=goal_fns.hooks(),
