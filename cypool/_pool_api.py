@@ -144,8 +144,8 @@ class PoolApiMixin:
         ``"step"``, ``"reset"`` and ``"close"`` are refused (ValueError): SyncVectorEnv runs
         them on each sub-env alone, while a cypool pool steps, resets and closes its envs
         together (env.step, env.reset with reset_mask, env.close)."""
-        fn = self.pool.bound_methods.get(name)
-        if fn is not None and not self._closed:     # the fast path (HER's compute_reward)
+        fn = self._bound_methods.get(name)    # the fast path (HER's compute_reward): none
+        if fn is not None:                     # once closed (Pool.close empties it)
             return fn(*args, **kwargs)
         if name == "render":
             return tuple(self.render())

@@ -96,6 +96,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode)
         self.pool = pool = Pool(family, seeder=seeder, env_kwargs=env_kwargs,
                                 autoreset_mode=self.autoreset_mode, is_async=self.is_async)
+        self._bound_methods = pool.bound_methods    # call()'s fast path reads it
         self.env_id = env_id
         self.num_threads = int(pool.engine.num_threads)
         self.single_observation_space = family.single_observation_space

@@ -47,7 +47,8 @@ class Pool:
         :meth:`configure` and :meth:`record_kwargs`.
     bound_methods : dict
         The family's methods bound to the envs' current kwargs (:meth:`bind_method`), read
-        by ``call``'s fast path; emptied whenever an env's kwargs change.
+        by ``call``'s fast path; emptied (never replaced) whenever an env's kwargs change and
+        when the pool closes or is inherited by a fork.
     seeded : (num_envs,) bool array
         Env i owns a random stream.
     in_flight : (num_envs,) bool array
@@ -395,9 +396,11 @@ class Pool:
 
     # ------------------------------------------------------------------ lifecycle
     def forget_team(self) -> None:
-        """In an os.fork() child: drop the parent's worker team without touching it."""
+        """In an os.fork() child: drop the parent's worker team without touching it (and the
+        bound methods: the child's calls take the path that names the parent)."""
         if self.engine is not None:
             self.engine._forget_team()    # the engine's fork-only hook
+        self.bound_methods.clear()
 
     def close(self) -> None:
         """Stop the worker threads and drop the engine and the family."""

@@ -356,43 +356,13 @@ def mat2euler(const double[::1] mat):
     return out
 
 
-cdef inline double _sq_distance(const double* a, const double* b) noexcept nogil:
-    """_distance's sum of squares."""
-    cdef double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2]
-    return dx * dx + dy * dy + dz * dz
-
-
 cdef int _rewards(const GoalRows* r, void* out, double* work,
                   const double* prm) noexcept nogil:
     """BaseFetchEnv.compute_reward (prm: sqrt_at_most(threshold), dense): dense -distance
     (float64), sparse -(distance > threshold) as float32 (-1 or -0). A NaN or infinite goal
     makes its row's squared distance NaN or infinite: the goals are checked only then."""
-    cdef const double* pa = r.a
-    cdef const double* pd = r.d
-    cdef double* od = <double*> out
-    cdef float* of = <float*> out
-    cdef double s[GOAL_CHUNK]
-    cdef double bound = prm[0]
-    cdef cnp.npy_intp i, c, j, m
-    cdef int bad
-    if prm[1] != 0.0:
-        for i in range(r.n):
-            od[i] = _sq_distance(pa + 3 * i, pd + 3 * i)
-        bad = goals_behind(od, r.n, r, 3)
-        if bad:
-            return bad
-        neg_sqrt(od, r.n)
-        return 0
-    for c in range((r.n + GOAL_CHUNK - 1) // GOAL_CHUNK):
-        j = c * GOAL_CHUNK
-        m = min(GOAL_CHUNK, r.n - j)
-        for i in range(m):
-            s[i] = _sq_distance(pa + 3 * (j + i), pd + 3 * (j + i))
-        bad = goals_behind(s, m, r, 3)
-        if bad:
-            return bad
-        for i in range(m):
-            of[j + i] = -<float> (s[i] > bound)
+    if gl_rows3(r.a, r.d, out, r.n, GL_NEG_SQRT if prm[1] != 0.0 else GL_SPARSE_F, prm[0]):
+        return first_nonfinite(r.a, r.d, 3 * r.n)
     return 0
 
 

@@ -11,6 +11,29 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 
 
+cdef extern from "_goal_loops.h" nogil:
+    # the kernels' row loops (AVX2 where the CPU has it): rows [0, n) of (a, d), g = 2, 3
+    # or 15 values each, written to out as mode says; whether a squared distance is NaN or
+    # infinite
+    enum:
+        GL_SPARSE_F     # float32 s > bound ? -1 : -0
+        GL_NEG_SQRT     # float64 -sqrt(s)
+        GL_WITHIN       # float64 s <= bound ? 1 : 0
+    int gl_rows2(const double* a, const double* d, void* out, Py_ssize_t n, int mode,
+                 double bound)
+    int gl_rows3(const double* a, const double* d, void* out, Py_ssize_t n, int mode,
+                 double bound)
+    int gl_rows15(const double* a, const double* d, void* out, Py_ssize_t n, int mode,
+                  double bound)
+    # whether any of the m values of x is NaN or infinite
+    int gl_nonfinite(const double* x, Py_ssize_t m)
+    # x = sqrt(x), n values (packed square roots)
+    void gl_sqrt_n(double* x, Py_ssize_t n)
+    # o = 0 where s <= bound and 2 r < rbound (r NULL: true), else -1 (float32)
+    void gl_both_within(const double* s, double bound, const double* r, double rbound,
+                        float* o, Py_ssize_t n)
+
+
 cdef inline bint goal_batch(object a, object d, Py_ssize_t g) noexcept:
     """Whether (a, d) is such a pair of (n, g) batches."""
     if type(a) is not cnp.ndarray or type(d) is not cnp.ndarray:
@@ -45,33 +68,11 @@ cdef inline object goal_rows(object a, object d, Py_ssize_t g, int typenum, Goal
     return cnp.PyArray_EMPTY(1, &r.n, typenum, 0)
 
 
-cdef inline bint all_finite(const double* x, Py_ssize_t m) noexcept nogil:
-    """Whether no value of x is NaN or infinite (an all-ones exponent), on the bits: the
-    exponent field plus 2**52 carries into bit 63 only when it is all ones. An and, an add
-    and an or per value, which the compiler vectorises (isfinite's early exit is not)."""
-    cdef const uint64_t* b = <const uint64_t*> x
-    cdef uint64_t hit = 0
-    cdef Py_ssize_t k
-    for k in range(m):
-        hit |= (b[k] & 0x7ff0000000000000ULL) + 0x0010000000000000ULL
-    return (hit >> 63) == 0
-
-
 cdef inline int first_nonfinite(const double* a, const double* d, Py_ssize_t m) noexcept nogil:
     """0 when every value of both m-value arrays is finite, else 1 (a) or 2 (d)."""
-    if not all_finite(a, m):
+    if gl_nonfinite(a, m):
         return 1
-    return 0 if all_finite(d, m) else 2
-
-
-cdef inline int goals_behind(const double* x, Py_ssize_t m, const GoalRows* r,
-                             Py_ssize_t g) noexcept nogil:
-    """0 when the m results x are finite or come from finite goals (squares that overflow);
-    else first_nonfinite's code of r's (n, g) goals. For kernels whose result is NaN or
-    infinite for every NaN or infinite goal: they check fewer values than the goals."""
-    if all_finite(x, m):
-        return 0
-    return first_nonfinite(r.a, r.d, g * r.n)
+    return 2 if gl_nonfinite(d, m) else 0
 
 
 cdef inline double sqrt_at_most(double t) noexcept nogil:
@@ -86,11 +87,10 @@ cdef inline double sqrt_at_most(double t) noexcept nogil:
     return s
 
 
-cdef inline void neg_sqrt(double* x, Py_ssize_t n) noexcept nogil:
-    """x = -sqrt(x), in a loop of its own so that it runs on packed square roots."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        x[i] = -sqrt(x[i])
+cdef inline double sqrt_below(double t) noexcept nogil:
+    """The largest double s with sqrt(s) < t (t finite; -inf when t <= 0): sqrt(s) < t
+    exactly when sqrt(s) <= the double before t."""
+    return sqrt_at_most(nextafter(t, 0.0)) if t > 0.0 else -INFINITY
 
 
 cdef inline object nonfinite_error(int which):
@@ -102,8 +102,9 @@ cdef inline object nonfinite_error(int which):
 # A family's goal function on a checked batch: r's n rows into out (n values of the batch's
 # output type), work (the kernel's scratch: `work` doubles per row), prm its settings; 0, or
 # first_nonfinite's code for a batch with NaN or infinite goals. A kernel whose results are
-# non-finite for every such goal may check its results instead and the goals only then:
-# squared distances take a sixth (Fetch) to a fifteenth (HandReach) of the goals' values.
+# non-finite for every such goal may check its results instead and the goals only then
+# (the gl_rows loops do, in the same pass): squared distances take a sixth (Fetch) to a
+# fifteenth (HandReach) of the goals' values.
 ctypedef int (*goal_kernel)(const GoalRows* r, void* out, double* work,
                             const double* prm) noexcept nogil
 
@@ -111,8 +112,8 @@ ctypedef int (*goal_kernel)(const GoalRows* r, void* out, double* work,
 # under a microsecond on HER's batches, less than releasing and taking back the GIL costs
 cdef enum:
     GIL_FREE_VALUES = 1 << 16
-    GOAL_PRM = 4                    # settings a GoalCall keeps
-    GOAL_CHUNK = 256                # rows of squared distances on a kernel's stack
+    GOAL_PRM = 5                    # settings a GoalCall keeps
+    GOAL_STACK_WORK = 1024          # scratch doubles taken on the stack (3 x 256 rows)
 
 
 cdef object run_goal_batch(object a, object d, Py_ssize_t g, int typenum, Py_ssize_t work,
@@ -124,8 +125,9 @@ cdef object run_goal_batch(object a, object d, Py_ssize_t g, int typenum, Py_ssi
     if out is None:
         return None
     cdef cnp.npy_intp nw = work * r.n
-    scratch = cnp.PyArray_EMPTY(1, &nw, cnp.NPY_DOUBLE, 0) if nw else None
-    cdef double* w = <double*> cnp.PyArray_DATA(scratch) if nw else NULL
+    cdef double small[GOAL_STACK_WORK]         # HER's batches' scratch: no array to make
+    scratch = cnp.PyArray_EMPTY(1, &nw, cnp.NPY_DOUBLE, 0) if nw > GOAL_STACK_WORK else None
+    cdef double* w = <double*> cnp.PyArray_DATA(scratch) if nw > GOAL_STACK_WORK else small
     cdef void* o = cnp.PyArray_DATA(out)
     cdef int bad
     if (g + work) * r.n < GIL_FREE_VALUES:
@@ -139,23 +141,24 @@ cdef object run_goal_batch(object a, object d, Py_ssize_t g, int typenum, Py_ssi
 
 
 cdef class GoalCall:
-    """A goal function bound to one setting for a pool of `n` envs (Pool.bind_method, the
-    fast path of env.call): called as the reference's compute_reward(achieved_goal,
-    desired_goal, info), HER's batch runs in the kernel and the result is given once per env;
-    any other call is general(*args, **kwargs)'s (the family's per-env tuple)."""
+    """A goal function bound to one setting for a pool of `n` envs. Its bound method
+    `compute_reward` is Pool.bind_method's (the fast path of env.call; a method takes a fast
+    call: no argument tuple or keyword dict is made): called as the reference's
+    compute_reward(achieved_goal, desired_goal, info), HER's batch runs in the kernel and the
+    result is given once per env; other goals go to general(achieved_goal, desired_goal,
+    info) (the family's per-env tuple)."""
     cdef goal_kernel kernel
     cdef double prm[GOAL_PRM]
     cdef Py_ssize_t g, work, n
     cdef int typenum
     cdef object general
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs and 2 <= len(args) <= 3:
-            out = run_goal_batch(args[0], args[1], self.g, self.typenum, self.work,
-                                 self.kernel, self.prm)
-            if out is not None:
-                return repeated(out, self.n)
-        return self.general(*args, **kwargs)
+    def compute_reward(self, achieved_goal, desired_goal, info=None):
+        out = run_goal_batch(achieved_goal, desired_goal, self.g, self.typenum, self.work,
+                             self.kernel, self.prm)
+        if out is None:
+            return self.general(achieved_goal, desired_goal, info)
+        return repeated(out, self.n)
 
 
 cdef tuple repeated(object x, Py_ssize_t n):
@@ -168,9 +171,9 @@ cdef tuple repeated(object x, Py_ssize_t n):
     return t
 
 
-cdef GoalCall goal_call(goal_kernel kernel, Py_ssize_t g, int typenum, Py_ssize_t work,
-                        prm, Py_ssize_t n, object general):
-    """A GoalCall of kernel with settings prm (at most GOAL_PRM numbers)."""
+cdef object goal_call(goal_kernel kernel, Py_ssize_t g, int typenum, Py_ssize_t work,
+                      prm, Py_ssize_t n, object general):
+    """GoalCall(kernel with settings prm, at most GOAL_PRM numbers).compute_reward."""
     if len(prm) > GOAL_PRM or n < 0:
         raise ValueError("goal_call: too many settings or a negative pool size")
     cdef GoalCall c = GoalCall.__new__(GoalCall)
@@ -178,4 +181,4 @@ cdef GoalCall goal_call(goal_kernel kernel, Py_ssize_t g, int typenum, Py_ssize_
     cdef Py_ssize_t k
     for k in range(len(prm)):
         c.prm[k] = prm[k]
-    return c
+    return c.compute_reward

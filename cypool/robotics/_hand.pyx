@@ -528,69 +528,65 @@ cdef int _reach_rewards(const GoalRows* r, void* out, double* work,
     """BaseHandReachEnv.compute_reward (prm: sqrt_at_most(threshold), dense): dense -distance
     (float64), sparse -(distance > threshold) as float32. A NaN or infinite goal makes its
     row's squared distance NaN or infinite: the goals are checked only then."""
-    cdef const double* pa = r.a
-    cdef const double* pd = r.d
-    cdef double* od = <double*> out
-    cdef float* of = <float*> out
-    cdef double s[GOAL_CHUNK]
-    cdef double bound = prm[0]
-    cdef cnp.npy_intp i, c, j, m
-    cdef int bad
-    if prm[1] != 0.0:
-        for i in range(r.n):
-            od[i] = _sq15(pa + 3 * NFINGER * i, pd + 3 * NFINGER * i)
-        bad = goals_behind(od, r.n, r, 3 * NFINGER)
-        if bad:
-            return bad
-        neg_sqrt(od, r.n)
-        return 0
-    for c in range((r.n + GOAL_CHUNK - 1) // GOAL_CHUNK):
-        j = c * GOAL_CHUNK
-        m = min(GOAL_CHUNK, r.n - j)
-        for i in range(m):
-            s[i] = _sq15(pa + 3 * NFINGER * (j + i), pd + 3 * NFINGER * (j + i))
-        bad = goals_behind(s, m, r, 3 * NFINGER)
-        if bad:
-            return bad
-        for i in range(m):
-            of[j + i] = -<float> (s[i] > bound)
+    if gl_rows15(r.a, r.d, out, r.n, GL_NEG_SQRT if prm[1] != 0.0 else GL_SPARSE_F, prm[0]):
+        return first_nonfinite(r.a, r.d, 3 * NFINGER * r.n)
     return 0
 
 
 cdef int _manipulate_rewards(const GoalRows* r, void* out, double* work,
                              const double* prm) noexcept nogil:
-    """BaseManipulateEnv.compute_reward (prm: tpos, trot, threshold, dense) for a target
-    without ignore_z_target_rotation: dense -(10 d_pos + d_rot) (float64), sparse
-    float32(d_pos < threshold) * float32(d_rot < 0.1) - 1 (work: d_pos, w, d_rot rows)."""
+    """BaseManipulateEnv.compute_reward (prm: tpos, trot, threshold, dense, sqrt_below(
+    threshold)) for a target without ignore_z_target_rotation: dense -(10 d_pos + d_rot)
+    (float64), sparse float32(d_pos < threshold) * float32(d_rot < 0.1) - 1, which is 0 when
+    both hold, else -1 (work: squared d_pos then d_pos, w, arccos rows). Sparse rewards take
+    no square root: d_pos < threshold exactly when its square is <= sqrt_below(threshold).
+    The squared distance and the quaternion product's w are computed for every row, even for
+    an ignored part: a NaN or infinite goal value makes one of them NaN or infinite, so they
+    are checked (2 values a row, not 14) and the goals only then."""
     cdef cnp.npy_intp n = r.n
     cdef const double* pa = r.a
     cdef const double* pd = r.d
     cdef double* od = <double*> out
     cdef float* of = <float*> out
-    cdef double* dp = work
-    cdef double* w = dp + n
-    cdef double* dr = w + n             # arccos(w), then 2 arccos(w), as numpy's batch
-    cdef double goal[P_IGNORE_Z + 1]
-    cdef double threshold = prm[2]
+    cdef double* sq = work
+    cdef double* w = sq + n
+    cdef double* ac = w + n             # the products' w before the clip, then arccos(w)
+    cdef double qa[4]
+    cdef double cb[4]
+    cdef double qd[4]
+    cdef double dx, dy, dz
     cdef bint dense = prm[3] != 0.0
     cdef bint no_rot = prm[1] == ROT_IGNORE
     cdef cnp.npy_intp i
-    goal[P_TPOS] = prm[0]
-    goal[P_TROT] = prm[1]
-    goal[P_IGNORE_Z] = 0.0
-    cdef int bad = first_nonfinite(pa, pd, 7 * n)  # (an ignored part never reaches a result)
-    if bad:
-        return bad
-    for i in range(n):
-        goal_pos_w(goal, pa + 7 * i, pd + 7 * i, dp + i, w + i)
+    cdef int k, bad
+    for i in range(n):                  # goal_pos_w's arithmetic, both parts
+        dx = pa[7 * i] - pd[7 * i]
+        dy = pa[7 * i + 1] - pd[7 * i + 1]
+        dz = pa[7 * i + 2] - pd[7 * i + 2]
+        sq[i] = dx * dx + dy * dy + dz * dz
+        for k in range(4):
+            qa[k] = pa[7 * i + 3 + k]
+        cb[0] = pd[7 * i + 3]
+        for k in range(1, 4):
+            cb[k] = -pd[7 * i + 3 + k]
+        quat_mul(qa, cb, qd)
+        ac[i] = qd[0]
+        w[i] = clip(qd[0], -1.0, 1.0)
+    if gl_nonfinite(sq, n) or gl_nonfinite(ac, n):
+        bad = first_nonfinite(pa, pd, 7 * n)    # (every value, ignored parts too)
+        if bad:
+            return bad
+    if prm[0] == POS_IGNORE:
+        for i in range(n):
+            sq[i] = 0.0
     if not no_rot and n:
-        np_unary_n(LOOPS[L_ACOS], w, dr, n)
-    for i in range(n):
-        dr[i] = 0.0 if no_rot else 2 * dr[i]
-        if dense:
-            od[i] = -(10.0 * dp[i] + dr[i])
-        else:
-            of[i] = (<float> (dp[i] < threshold)) * (<float> (dr[i] < 0.1)) - 1.0
+        np_unary_n(LOOPS[L_ACOS], w, ac, n)
+    if dense:
+        gl_sqrt_n(sq, n)
+        for i in range(n):
+            od[i] = -(10.0 * sq[i] + (0.0 if no_rot else 2 * ac[i]))
+    else:
+        gl_both_within(sq, prm[4], NULL if no_rot else ac, 0.1, of, n)
     return 0
 
 
@@ -607,8 +603,9 @@ def batch_manipulate_rewards(object a, object d, int tpos, int trot, double thre
     """BaseManipulateEnv.compute_reward of a HER batch (see _goal_batch.pxi) for a target
     without ignore_z_target_rotation (the Pen's batches keep the reference's own row-2
     quirk on numpy's path), or None."""
-    cdef double prm[4]
+    cdef double prm[5]
     prm[0], prm[1], prm[2], prm[3] = tpos, trot, threshold, dense
+    prm[4] = sqrt_below(threshold)
     return run_goal_batch(a, d, 7, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 3,
                           _manipulate_rewards, prm)
 
@@ -623,4 +620,4 @@ def manipulate_rewards_call(int tpos, int trot, double threshold, bint dense, Py
                             general):
     """batch_manipulate_rewards bound for a pool of n envs (a GoalCall)."""
     return goal_call(_manipulate_rewards, 7, cnp.NPY_DOUBLE if dense else cnp.NPY_FLOAT, 3,
-                     (tpos, trot, threshold, dense), n, general)
+                     (tpos, trot, threshold, dense, sqrt_below(threshold)), n, general)

@@ -196,39 +196,30 @@ def dense_rewards(const double[::1] dist):
 
 cdef int _rewards(const GoalRows* r, void* out, double* work,
                   const double* prm) noexcept nogil:
-    """MazeEnv.compute_reward (prm: dense): sparse float64(distance <= 0.45), dense
-    np.exp(-distance) by numpy's own exp loop. Squared distances first (work, or out): a NaN
-    or infinite goal makes its row's NaN or infinite, and the goals are checked only then."""
-    cdef const double* pa = r.a
-    cdef const double* pd = r.d
-    cdef double* o = <double*> out
-    cdef double* s = work if prm[0] != 0.0 else o
-    cdef double bound = sqrt_at_most(GOAL_RADIUS)
-    cdef double dx, dy
-    cdef cnp.npy_intp i
-    cdef int bad
-    for i in range(r.n):
-        dx, dy = pa[2 * i] - pd[2 * i], pa[2 * i + 1] - pd[2 * i + 1]
-        s[i] = dx * dx + dy * dy
-    bad = goals_behind(s, r.n, r, 2)
-    if bad:
-        return bad
-    if prm[0] == 0.0:
-        for i in range(r.n):
-            o[i] = 1.0 if s[i] <= bound else 0.0
-    elif r.n:
-        neg_sqrt(s, r.n)
-        np_exp_n(s, o, r.n)
+    """MazeEnv.compute_reward (prm: dense, sqrt_at_most(GOAL_RADIUS)): sparse
+    float64(distance <= 0.45), dense np.exp(-distance) by numpy's own exp loop (work: the
+    -distances). A NaN or infinite goal makes its row's squared distance NaN or infinite: the
+    goals are checked only then."""
+    cdef bint dense = prm[0] != 0.0
+    cdef int hit = gl_rows2(r.a, r.d, work if dense else out, r.n,
+                            GL_NEG_SQRT if dense else GL_WITHIN, prm[1])
+    if hit:
+        hit = first_nonfinite(r.a, r.d, 2 * r.n)
+        if hit:
+            return hit
+    if dense and r.n:
+        np_exp_n(work, <double*> out, r.n)
     return 0
 
 
 def batch_rewards(object a, object d, bint dense):
     """MazeEnv.compute_reward of a HER batch (see _goal_batch.pxi), or None."""
-    cdef double prm[1]
-    prm[0] = dense
+    cdef double prm[2]
+    prm[0], prm[1] = dense, sqrt_at_most(GOAL_RADIUS)
     return run_goal_batch(a, d, 2, cnp.NPY_DOUBLE, 1 if dense else 0, _rewards, prm)
 
 
 def rewards_call(bint dense, Py_ssize_t n, general):
     """batch_rewards bound for a pool of n envs (a GoalCall; general: the other calls)."""
-    return goal_call(_rewards, 2, cnp.NPY_DOUBLE, 1 if dense else 0, (dense,), n, general)
+    return goal_call(_rewards, 2, cnp.NPY_DOUBLE, 1 if dense else 0,
+                     (dense, sqrt_at_most(GOAL_RADIUS)), n, general)
