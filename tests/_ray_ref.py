@@ -32,3 +32,12 @@ def start_local_ray(**init_kwargs):
     ray.init(num_cpus=2, object_store_memory=200 * 2**20, include_dashboard=False,
              _node_ip_address="127.0.0.1", log_to_driver=False, **init_kwargs)
     return ray
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    """A test module's Ray session (start_local_ray), shut down after its tests; import it
+    into the module to use it."""
+    ray = start_local_ray()
+    yield ray
+    ray.shutdown()

@@ -195,23 +195,35 @@ cdef inline void goal_distance(const double* p, const double* a, const double* b
     d_rot[0] = 0.0 if p[P_TROT] == ROT_IGNORE else 2 * np1(L_ACOS, w)
 
 
+cdef inline double pos_sq(const double* a, const double* b) noexcept nogil:
+    """d_pos's sum of squares: the goals' positions' differences squared, added in order."""
+    cdef double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2]
+    return dx * dx + dy * dy + dz * dz
+
+
+cdef inline double rot_w(const double* qa, const double* b) noexcept nogil:
+    """w of quat_mul(qa, quat_conjugate(goal b's quaternion)), before the clip."""
+    cdef double cb[4]
+    cdef double qd[4]
+    cdef int k
+    cb[0] = b[3]
+    for k in range(1, 4):
+        cb[k] = -b[3 + k]
+    quat_mul(qa, cb, qd)
+    return qd[0]
+
+
 cdef inline void goal_pos_w(const double* p, const double* a, const double* b,
                             double* d_pos, double* w_out) noexcept nogil:
     """_goal_distance's d_pos and the w its d_rot is 2 arccos of (0 with no rotation)."""
-    cdef double dx, dy, dz
     cdef double qa[4]
-    cdef double cb[4]
-    cdef double qd[4]
     cdef double ea[3]
     cdef double eb[3]
     cdef int k
     d_pos[0] = 0.0
     w_out[0] = 0.0
     if p[P_TPOS] != POS_IGNORE:
-        dx = a[0] - b[0]
-        dy = a[1] - b[1]
-        dz = a[2] - b[2]
-        d_pos[0] = sqrt(dx * dx + dy * dy + dz * dz)
+        d_pos[0] = sqrt(pos_sq(a, b))
     if p[P_TROT] != ROT_IGNORE:
         for k in range(4):
             qa[k] = a[3 + k]
@@ -220,11 +232,7 @@ cdef inline void goal_pos_w(const double* p, const double* a, const double* b,
             quat2euler(b + 3, eb)
             ea[2] = eb[2]
             euler2quat(ea, qa)
-        cb[0] = b[3]
-        for k in range(1, 4):
-            cb[k] = -b[3 + k]
-        quat_mul(qa, cb, qd)
-        w_out[0] = clip(qd[0], -1.0, 1.0)
+        w_out[0] = clip(rot_w(qa, b), -1.0, 1.0)
 
 
 # ---------------------------------------------------------------- the kernels
@@ -551,27 +559,14 @@ cdef int _manipulate_rewards(const GoalRows* r, void* out, double* work,
     cdef double* sq = work
     cdef double* w = sq + n
     cdef double* ac = w + n             # the products' w before the clip, then arccos(w)
-    cdef double qa[4]
-    cdef double cb[4]
-    cdef double qd[4]
-    cdef double dx, dy, dz
     cdef bint dense = prm[3] != 0.0
     cdef bint no_rot = prm[1] == ROT_IGNORE
     cdef cnp.npy_intp i
-    cdef int k, bad
-    for i in range(n):                  # goal_pos_w's arithmetic, both parts
-        dx = pa[7 * i] - pd[7 * i]
-        dy = pa[7 * i + 1] - pd[7 * i + 1]
-        dz = pa[7 * i + 2] - pd[7 * i + 2]
-        sq[i] = dx * dx + dy * dy + dz * dz
-        for k in range(4):
-            qa[k] = pa[7 * i + 3 + k]
-        cb[0] = pd[7 * i + 3]
-        for k in range(1, 4):
-            cb[k] = -pd[7 * i + 3 + k]
-        quat_mul(qa, cb, qd)
-        ac[i] = qd[0]
-        w[i] = clip(qd[0], -1.0, 1.0)
+    cdef int bad
+    for i in range(n):                  # goal_pos_w's two parts, for every row
+        sq[i] = pos_sq(pa + 7 * i, pd + 7 * i)
+        ac[i] = rot_w(pa + 7 * i + 3, pd + 7 * i)
+        w[i] = clip(ac[i], -1.0, 1.0)
     if gl_nonfinite(sq, n) or gl_nonfinite(ac, n):
         bad = first_nonfinite(pa, pd, 7 * n)    # (every value, ignored parts too)
         if bad:

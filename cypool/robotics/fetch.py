@@ -26,7 +26,7 @@ from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import (OffsetSiteRender, camera_config, no_render, render_kwargs,
                                      setup_render)
-from cypool.robotics.goals import GoalMethod, per_setting
+from cypool.robotics.goals import METHODS, method_hooks, per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -280,7 +280,6 @@ def _load_actions(fam, actions, env_ids=None):
 
 
 # ------------------------------------------------------------------ goal functions (HER)
-METHODS = ("compute_reward", "compute_terminated", "compute_truncated")
 DISTANCE_THRESHOLD = 0.05          # every Fetch task's
 
 
@@ -356,9 +355,7 @@ def fetch_spec(env_id):
         render=no_render, render_pixels=True, render_modes=("rgb_array",),
         build=functools.partial(_build, task=task), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: GoalMethod(functools.partial(per_env, name), "reward_type",
-                                  _rewards_call if name == "compute_reward" else None)
-                 for name in METHODS})
+        methods=method_hooks(per_env, _rewards_call))
 
 
 _SPECS: dict = {}

@@ -138,6 +138,15 @@ class GoalMethod:
         return self.fast(settings.pop(), len(env_kwargs), general)
 
 
+def method_hooks(per_env, rewards_call):
+    """A robotics spec's FamilySpec.methods: for each goal function name, the GoalMethod over
+    ``per_env(name, env_kwargs, *args, **kwargs)``, compute_reward's bound by
+    ``rewards_call(reward_type, num_envs, general)`` where every env has one reward type."""
+    return {name: GoalMethod(functools.partial(per_env, name), "reward_type",
+                             rewards_call if name == "compute_reward" else None)
+            for name in METHODS}
+
+
 def _rewards_call(reward_type, n, general):
     from cypool.robotics import _point_maze as pm
     if reward_type not in ("sparse", "dense"):      # the general path's ValueError
@@ -147,9 +156,7 @@ def _rewards_call(reward_type, n, general):
 
 def hooks():
     """The PointMaze/AntMaze specs' method hooks (FamilySpec.methods)."""
-    return {name: GoalMethod(functools.partial(per_env, name), "reward_type",
-                             _rewards_call if name == "compute_reward" else None)
-            for name in METHODS}
+    return method_hooks(per_env, _rewards_call)
 
 
 def per_env(name, env_kwargs, *args, **kwargs):

@@ -23,7 +23,7 @@ from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
 from cypool.robotics._render import no_render, render_kwargs
 from cypool.robotics.envpool_info import envpool_info
-from cypool.robotics.goals import GoalMethod, per_setting
+from cypool.robotics.goals import METHODS, method_hooks, per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -327,9 +327,6 @@ def _load_actions(fam, actions, env_ids=None):
 
 
 # ------------------------------------------------------------------ goal functions (HER)
-METHODS = ("compute_reward", "compute_terminated", "compute_truncated")
-
-
 def limit(env_id):
     """The id's registered max_episode_steps (HandReach: 50; the others: 100)."""
     return REACH_MAX_EPISODE_STEPS if HAND[env_id][0] == "Reach" else MAX_EPISODE_STEPS
@@ -482,10 +479,8 @@ def hand_spec(env_id):
         info=(InfoKey("is_success", np.float32, 1, True, False),), render_fps=25,
         build=functools.partial(_build, env_id=env_id), configure=_configure,
         load_actions=_load_actions, extra_info=_extra_info, action_dtype_of=_action_dtype_of,
-        methods={name: GoalMethod(functools.partial(per_env, env_id, name), "reward_type",
-                                  functools.partial(_rewards_call, env_id)
-                                  if name == "compute_reward" else None)
-                 for name in METHODS},
+        methods=method_hooks(functools.partial(per_env, env_id),
+                             functools.partial(_rewards_call, env_id)),
         envpool_info=envpool_info(env_id), render=no_render, render_pixels=True,
         render_modes=("rgb_array",))
 

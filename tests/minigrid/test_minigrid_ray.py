@@ -7,16 +7,9 @@ import pytest
 
 import cypool
 
-from _ray_ref import start_local_ray  # noqa: E402
+from _ray_ref import ray_session  # noqa: E402,F401  (fixture: skips under ASan or without Ray)
 
 ENV_ID, N = "BabyAI-GoToLocal-v0", 4     # missions differ from env to env
-
-
-@pytest.fixture(scope="module")
-def ray():
-    ray = start_local_ray()     # skips under ASan or without Ray (tests/_ray_ref.py)
-    yield ray
-    ray.shutdown()
 
 
 def same(x, y, where):
@@ -37,7 +30,7 @@ def same(x, y, where):
 
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
-def test_ray_matches_the_local_pool(ray, mode):
+def test_ray_matches_the_local_pool(ray_session, mode):
     from cypool.distributed import make_ray_vec
     kw = dict(num_threads=1, max_steps=5, autoreset_mode=mode)
     env = make_ray_vec(ENV_ID, N, num_workers=2, num_cpus_per_worker=0.5, **kw)
@@ -64,7 +57,7 @@ def test_ray_matches_the_local_pool(ray, mode):
         loc.close()
 
 
-def test_ray_send_recv_batches(ray):
+def test_ray_send_recv_batches(ray_session):
     from cypool.distributed import make_ray_vec
     env = make_ray_vec(ENV_ID, N, num_workers=2, num_cpus_per_worker=0.5, num_threads=1,
                        batch_size=2, max_steps=5)

@@ -13,7 +13,7 @@ import cypool
 jax = pytest.importorskip("jax")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _ray_ref import start_local_ray  # noqa: E402
+from _ray_ref import ray_session  # noqa: E402,F401  (fixture: skips under ASan or without Ray)
 
 LIMIT = 7            # a short time limit: autoresets inside the scan / the Ray run
 T = 20
@@ -70,13 +70,6 @@ def test_xla_scan_equals_the_python_path(env_id):
         ref.close()
 
 
-@pytest.fixture(scope="module")
-def ray():
-    ray = start_local_ray()     # skips under ASan or without Ray (tests/_ray_ref.py)
-    yield ray
-    ray.shutdown()
-
-
 def _same_step(x, y, t):
     """A Ray step against the local pool's: outputs, info keys, final_obs rows."""
     for k in range(4):
@@ -92,7 +85,7 @@ def _same_step(x, y, t):
             _same(x[4][key], v, f"step {t} info[{key!r}]")
 
 
-def test_ray_family_reset_options(ray):
+def test_ray_family_reset_options(ray_session):
     """PointMaze on two Ray workers against one local pool, with the maze's cells: one cell
     for every env, one per env (cut into each worker's rows), with a reset_mask (per-env
     seeds); steps over autoresets (Dict observations, success); a bad cell
