@@ -30,8 +30,10 @@ def _manipulate_distance(engine, ids):
 def _norms(v):
     """np.linalg.norm of each row as gymnasium-robotics' Adroit step takes it (one 3-vector:
     sqrt of numpy's BLAS dot, which can differ from a left-to-right sum of squares, EnvPool's
-    arithmetic, in the last bit)."""
-    return np.array([np.linalg.norm(r) for r in v], np.float64).reshape(len(v))
+    arithmetic, in the last bit). Each row is copied into an array of its own first, as the
+    reference's difference of two 3-vectors is: BLAS kernels may sum an unaligned vector in
+    another order (OPENBLAS_CORETYPE=Prescott does, on a row of an (n, 3) array)."""
+    return np.array([np.linalg.norm(np.array(r)) for r in v], np.float64).reshape(len(v))
 
 
 @lru_cache(maxsize=None)
