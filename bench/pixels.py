@@ -1,7 +1,8 @@
 """python -m bench.pixels [--tasks Hopper-v5 Walker2d-v5] [--envs 16] [--threads 2] [--size 84]
 [--seconds 8] [--frame 480]
 
-Pixel observations (MuJoCo, EGL), side by side in one run, each system in its own process:
+Pixel observations (MuJoCo, EGL; the Gymnasium-Robotics ids too, e.g. PointMaze_UMaze-v3),
+side by side in one run, each system in its own process:
 
   cypool       make_vec(task, N, from_pixels=True, width=S, height=S, num_threads=T)
   gym-sync     SyncVectorEnv of AddRenderObservation(render_only=True) envs (one thread)
@@ -58,6 +59,11 @@ if system == "cypool":
     video.close()
 elif system == "gym-sync":
     import gymnasium as gym
+    try:                                     # the Gymnasium-Robotics ids
+        import gymnasium_robotics
+        gym.register_envs(gymnasium_robotics)
+    except ImportError:
+        pass
     from gymnasium.wrappers import AddRenderObservation
     env = gym.vector.SyncVectorEnv([
         lambda: AddRenderObservation(gym.make(task, render_mode="rgb_array", width=size,

@@ -42,7 +42,7 @@ def _goal_space(pool_space):
 def _distance(engine, ids):
     """|achieved_goal - desired_goal| of the rows ``ids`` (the engine's outputs: ``obs`` is
     the achieved goal's leaf)."""
-    out = engine.outputs
+    out = engine.state_outputs
     d = np.asarray(out["obs"])[ids] - np.asarray(out["obs.desired_goal"])[ids]
     return np.linalg.norm(d, axis=-1)
 

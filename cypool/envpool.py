@@ -322,7 +322,8 @@ def _spaces(pool, spec):
     names = spec.envpool
     if names.observation_space is not None:
         obs = names.observation_space      # EnvPool's own (Blackjack's Box)
-    elif getattr(spec, "envpool_space", None) is not None and pool.pool.frames is None:
+    elif getattr(spec, "envpool_space", None) is not None and \
+            not getattr(pool.pool.family, "from_pixels", False):
         obs = spec.envpool_space(obs)      # MiniGrid's mission bytes, robotics' key order
     if names.action_dtype is not None and isinstance(act, gym.spaces.Box):
         act = gym.spaces.Box(act.low.astype(names.action_dtype),
@@ -512,7 +513,8 @@ class EnvPoolEnv(gym.vector.VectorEnv, gym.Env):
 
     def _obs(self, obs):
         """A spec family's observation batch as EnvPool gives it (its converter, dtype)."""
-        if self._names.obs is not None and self.pool.pool.frames is None:   # (robotics' frames)
+        if self._names.obs is not None and \
+                not getattr(self.pool.pool.family, "from_pixels", False):   # (robotics' frames)
             obs = self._names.obs(obs)
         if self._names.obs_dtype is not None:
             obs = np.asarray(obs).astype(self._names.obs_dtype, copy=False)

@@ -190,7 +190,7 @@ class VectorEnv(PoolApiMixin, gym.vector.VectorEnv, metaclass=abc.ABCMeta):
             self._has_reset = True
             pool.run()
             e = pool.engine
-            return pool.batch_obs(self._out), pool.info_dict(e.info_kind_arr, e.info)
+            return pool.obs(e.outputs, self._out), pool.info_dict(e.info_kind_arr, e.info)
 
     def step(self, actions, env_ids=None):
         """Step the envs with their rows of ``actions`` (every env, or ``env_ids``).

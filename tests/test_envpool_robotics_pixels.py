@@ -90,8 +90,6 @@ def test_subsets_and_refusals():
         assert env.reset()[0].shape == (3, 3, 40, 48)
         part, info = env.reset(np.array([2, 0]))
         assert part.shape == (2, 3, 40, 48) and list(info["env_id"]) == [2, 0]
-        with pytest.raises(ValueError, match="xla"):
-            env.xla()
     finally:
         env.close()
     with pytest.raises(ValueError, match="render_camera_id"):

@@ -76,9 +76,6 @@ class Pool:
         The op each env runs next (the engine's).
     obs_structure
         None for one observation array, else ("tuple", output names) or ("dict", {key: name}).
-    frames
-        ``frames(ids)``: the observations of envs ``ids`` where the family draws them
-        (from_pixels through its render hook), else None.
     sent_sync : int64 array or None
         Sync mode: the ids of the last ``dispatch``, stepped and waiting for ``finish``.
     """
@@ -112,13 +109,6 @@ class Pool:
         self.ops = engine.ops_arr
         self.obs_structure = getattr(family, "obs_structure", None)
         self.sent_sync = None
-        # observations drawn by the family's render hook after each op (from_pixels of a
-        # render_pixels spec: FamilySpec.render_pixels), on the calling thread
-        self.frames = family.pixel_frames if getattr(family, "from_pixels", False) else None
-        if self.frames is not None and autoreset_mode == AutoresetMode.SAME_STEP:
-            raise ValueError("cypool: from_pixels=True draws each observation after the step "
-                             "or reset, and a SAME_STEP autoreset leaves no final state to "
-                             "draw: use autoreset_mode='next_step' or 'disabled'")
 
     # ------------------------------------------------------------------ settings
     def kwarg_names(self) -> list:
@@ -317,13 +307,6 @@ class Pool:
             return tuple(n(outputs, fn) if callable(n) else fn(outputs[n]) for n in names)
         return {k: n(outputs, fn) if callable(n) else fn(outputs[n]) for k, n in names.items()}
 
-    def batch_obs(self, fn):
-        """Every env's observation: :meth:`obs` of the engine's outputs through ``fn``, or
-        the family's frames (:attr:`frames`: fresh arrays, ``fn`` not needed)."""
-        if self.frames is not None:
-            return self.frames(np.arange(self.num_envs, dtype=np.int64))
-        return self.obs(self.engine.outputs, fn)
-
     def info_dict(self, kinds, mat, ids=None) -> dict[str, Any]:
         """gymnasium's info dict of rows ``mat`` of the engine's info matrix, whose info
         kinds are ``kinds`` (``ids``: their envs, None: every env)."""
@@ -365,15 +348,12 @@ class Pool:
             sel = ids
         if ids is None:
             out = out or read_only
-            obs, rew, term, trunc = (self.batch_obs(out), out(e.reward),
+            obs, rew, term, trunc = (self.obs(e.outputs, out), out(e.reward),
                                      out(e.terminated), out(e.truncated))
             kinds, mat, fm = e.info_kind_arr, e.info, e.final_mask_arr
         else:
-            if self.frames is not None:
-                obs = self.frames(ids)
-            else:
-                obs = e.obs[sel] if self.obs_structure is None else \
-                    self.obs(e.outputs, lambda a: a[sel])
+            obs = e.obs[sel] if self.obs_structure is None else \
+                self.obs(e.outputs, lambda a: a[sel])
             rew, term, trunc = e.reward[sel], e.terminated[sel], e.truncated[sel]
             if isinstance(sel, slice):          # views of the pool's rows
                 obs = map_obs(obs, read_only)

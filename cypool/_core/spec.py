@@ -300,13 +300,11 @@ class FamilySpec:
         an ``(H, W, 3)`` uint8 array) or text (``ansi``) per id.
     render_pixels
         The spec takes make-scope bool kwargs ``from_pixels`` and ``channels_first`` beside
-        ``width`` and ``height``: with ``from_pixels=True`` every result's observations are
-        the frames ``render`` draws in "rgb_array" after the step or reset, on the calling
-        thread (gymnasium's ``AddRenderObservation(env, render_only=True)`` over an env made
-        with ``render_mode="rgb_array"``; ``channels_first``: ``(3, H, W)``, EnvPool's
-        layout). For families whose frames need what the reference's render callback does
-        first (Gymnasium-Robotics' goal markers); a NEXT_STEP or DISABLED autoreset only (a
-        SAME_STEP autoreset leaves no final state to draw).
+        ``width`` and ``height``: with ``from_pixels=True`` the observation space is the
+        frames' (gymnasium's ``AddRenderObservation(env, render_only=True)`` over an env
+        made with ``render_mode="rgb_array"``; ``channels_first``: ``(3, H, W)``, EnvPool's
+        layout) and the build's engine writes each env's frame after its step or reset as
+        its "obs" output (MjPool's ``pixels``: on the worker threads).
     envpool
         Optional :class:`EnvPoolNames`: the env's EnvPool 1.2.5 name(s), options and
         dtypes, for :mod:`cypool.envpool` (None: cypool.envpool does not serve it).
@@ -789,7 +787,7 @@ class SpecFamily:
                 check_action_space(act_space, repr(spec.env_id))
             else:
                 obs_space, act_space = spec.observation_space, spec.action_space
-        # from_pixels (a render_pixels spec): the pool's observations are pixel_frames'
+        # from_pixels (a render_pixels spec): the pool's observations are the engine's frames
         mk = self.make_kwargs
         self.from_pixels = bool(spec.render_pixels and mk["from_pixels"])
         if spec.render_pixels:
@@ -1022,15 +1020,6 @@ class SpecFamily:
         h, w = kw["height"], kw["width"]
         return gym.spaces.Box(0, 255, (3, h, w) if kw["channels_first"] else (h, w, 3),
                               np.uint8)
-
-    def pixel_frames(self, ids):
-        """from_pixels: the observations of envs ``ids``, (len(ids),) + the frame space's
-        shape, drawn by the render hook in "rgb_array"."""
-        frames = self.render(ids, "rgb_array")
-        out = np.empty((len(frames),) + self.single_observation_space.shape, np.uint8)
-        for k, f in enumerate(frames):
-            out[k] = f.transpose(2, 0, 1) if self.make_kwargs["channels_first"] else f
-        return out
 
     def render(self, ids, mode=None):
         """The render hook's frames of envs ``ids`` (in ``mode``, default the pool's render

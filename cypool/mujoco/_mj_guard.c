@@ -87,6 +87,12 @@ int cp_forward(const mjModel* m, mjData* d, char* err) {
   CP_GUARD_END
 }
 
+int cp_kinematics(const mjModel* m, mjData* d, char* err) {
+  CP_GUARD_BEGIN(err)
+  mj_kinematics(m, d);
+  CP_GUARD_END
+}
+
 int cp_step1(const mjModel* m, mjData* d, char* err) {
   CP_GUARD_BEGIN(err)
   mj_step1(m, d);
@@ -168,6 +174,24 @@ mjData* cp_make_data(const mjModel* m, char* err) {
   cp_armed = saved;
   cp_errbuf = saved_err;
   return d;
+}
+
+mjModel* cp_copy_model(const mjModel* m, char* err) {
+  jmp_buf env;
+  jmp_buf* saved = cp_armed;
+  char* saved_err = cp_errbuf;
+  mjModel* volatile c = NULL;
+  cp_errbuf = err;
+  if (setjmp(env)) {
+    cp_armed = saved;
+    cp_errbuf = saved_err;
+    return NULL;
+  }
+  cp_armed = &env;
+  c = mj_copyModel(NULL, m);
+  cp_armed = saved;
+  cp_errbuf = saved_err;
+  return c;
 }
 
 int cp_warning_count(const mjData* d) {

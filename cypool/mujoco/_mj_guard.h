@@ -23,6 +23,8 @@ int cp_set_state(const mjModel* m, mjData* d, const mjtNum* qpos, const mjtNum* 
 /* mj_forward (dm_control's physics.forward; with a model whose opt.disableflags has
  * mjDSBL_ACTUATION, its physics.reset and after_reset). */
 int cp_forward(const mjModel* m, mjData* d, char* err);
+/* mj_kinematics alone (world positions of bodies and sites). */
+int cp_kinematics(const mjModel* m, mjData* d, char* err);
 /* dm_control's Physics.step(nstep) with legacy_step: mj_step2, mj_step x (nstep - 1), mj_step1;
  * with RK4, mj_step x nstep, mj_step1. ctrl is left as it is. */
 int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err);
@@ -31,6 +33,8 @@ int cp_dmc_step(const mjModel* m, mjData* d, int nstep, char* err);
 int cp_step1(const mjModel* m, mjData* d, char* err);
 /* mj_loadXML: NULL with the message in err on a parse error or a fatal error (out of memory). */
 mjModel* cp_load_xml(const char* path, char* err, int errlen);
+/* mj_copyModel into a new model: NULL with the message in err on a fatal error. */
+mjModel* cp_copy_model(const mjModel* m, char* err);
 /* mj_makeData: NULL with the message in err on a fatal error (out of memory). */
 mjData* cp_make_data(const mjModel* m, char* err);
 /* With a GL context current: mjv_defaultScene + mjv_makeScene(max_geom), mjr_defaultContext +

@@ -26,6 +26,10 @@ from cypool.mujoco._task cimport (MjEnv, MjTask, MJ_TASK_ABI, MjGuard, cp_instal
                                   cp_warning_count, cp_step, cp_reset_data, cp_set_state,
                                   cp_forward, cp_dmc_step, cp_step1,
                                   cp_load_xml, cp_make_data)
+cdef extern from "_mj_guard.h" nogil:
+    int cp_kinematics(const mjModel* m, mjData* d, char* err)
+    mjModel* cp_copy_model(const mjModel* m, char* err)
+
 from cypool._core._engine import state_bytes, state_dict, state_float, state_int, state_seq
 from cypool._numpy_blas import ROUTINE as _DOT_ROUTINE
 
@@ -229,6 +233,24 @@ cdef class MjPool(Engine):
     cdef int chw                # pixels: channels-first observations (3, height, width)
     cdef int r_backend          # pixels: the GL backend the thread slots' renderers use
     cdef cp_renderer** slot_r   # pixels: each thread slot's renderer
+    # setup_render_prep: what the reference's render callback does before each frame
+    cdef int rp_forward, rp_offset
+    cdef Py_ssize_t rp_nq, rp_nv, rp_ns, rp_nt
+    cdef object rp_keep             # the arrays the pointers below read
+    cdef const int64_t* rp_qadr
+    cdef const int64_t* rp_vadr
+    cdef const int64_t* rp_sid
+    cdef const int64_t* rp_soff
+    cdef const int64_t* rp_tadr
+    cdef const int64_t* rp_tsite
+    cdef const float* rp_trgba
+    cdef const int64_t* rp_kind     # per value: VAL_CONST, VAL_TASK, VAL_OBS
+    cdef const int64_t* rp_idx
+    cdef const double* rp_add
+    cdef double* rp_last            # offset: each env's placed sites' last model positions
+    cdef Py_ssize_t n_scr           # scratch slots: the thread slots, then render_frames'
+    cdef mjModel** scr_m            # per scratch slot: a copy of m (site kinematics, colours)
+    cdef mjData** scr_d
 
     def __cinit__(self, *args, **kwargs):
         self.m = NULL
@@ -255,8 +277,10 @@ cdef class MjPool(Engine):
                  Py_ssize_t info_width, tuple pixels=None, bint channels_first=False,
                  Py_ssize_t task_state=0, obs_split=None, obs_perm=None):
         """pixels: (height, width) for pixel observations (from_pixels): the observation
-        output is the env's rendered frame ((3, height, width) with channels_first), and the
-        task's state observation goes to a second output, "state".
+        output is the env's rendered frame ((3, height, width) with channels_first), drawn
+        on the worker's thread after the step or reset, and the task's state observation
+        goes to a second output, "state" (with obs_split, "state", "state.<key>", ...:
+        state_outputs gives them by their obs_split names).
         task_state: doubles of persistent state per env the task keeps (MjEnv.tstate).
         obs_split: [(output name, shape), ...] whose sizes add up to obs_dim: the task writes
         its whole observation and the pool splits it into one output per item (a Dict
@@ -281,8 +305,6 @@ cdef class MjPool(Engine):
         self.m_noact.opt.disableflags |= mjDSBL_ACTUATION
         self.obs_dim = obs_dim
         if obs_split is not None:
-            if pixels is not None:
-                raise ValueError("cypool: obs_split and pixels cannot be combined")
             outputs = [(name, tuple(shape), np.float64) for name, shape in obs_split]
             sizes = [int(np.prod(shape, dtype=np.int64)) for _, shape in obs_split]
             if sum(sizes) != obs_dim or outputs[0][0] != "obs":
@@ -307,17 +329,21 @@ cdef class MjPool(Engine):
                     self.perm[i] = perm[i]
         elif obs_perm is not None:
             raise ValueError("cypool: obs_perm needs obs_split")
-        elif pixels is None:
-            outputs = [("obs", (obs_dim,), np.float64)]
         else:
+            outputs = [("obs", (obs_dim,), np.float64)]
+        if pixels is not None:
+            # the frame is the observation; the task's state observation goes to "state"
+            # (obs_split's outputs renamed "state", "state.<key>": state_outputs)
             shape = (3, pixels[0], pixels[1]) if channels_first else (pixels[0], pixels[1], 3)
-            outputs = [("obs", shape, np.uint8), ("state", (obs_dim,), np.float64)]
+            outputs = [("obs", shape, np.uint8)] + [("state" + name[3:], sh, dt)
+                                                    for name, sh, dt in outputs]
             self.pixels = 1
             self.chw = channels_first
             # one renderer per thread slot (made by thread_init in the slot's own thread)
             self.slot_r = <cp_renderer**> calloc(num_threads + 2, sizeof(cp_renderer*))
             if self.slot_r == NULL:
                 raise MemoryError("cypool: cannot allocate the renderers")
+        self.n_scr = num_threads + 3
         self._init_engine(num_envs, num_threads, max_episode_steps, outputs, info_width)
         self.d = <mjData**> calloc(num_envs, sizeof(mjData*))
         self.env_m = <const mjModel**> calloc(num_envs, sizeof(mjModel*))
@@ -363,6 +389,11 @@ cdef class MjPool(Engine):
         if self.slot_r != NULL and self.slot_status == NULL:
             cp_renderer_destroy(self.slot_r[0])     # made by open_pixel_renderer, never used
         free(self.slot_r)       # the slots' renderers were freed by thread_fini (or leak)
+        if self.scr_m != NULL:
+            for i in range(self.n_scr):
+                self._free_scratch(i)
+        free(self.scr_m)
+        free(self.scr_d)
         if self.d != NULL:
             for i in range(self.num_envs):
                 if self.d[i] != NULL:
@@ -435,6 +466,14 @@ cdef class MjPool(Engine):
                 mm.site_rgba[index] = <float> value
             else:
                 mm.geom_rgba[index] = <float> value
+
+    @property
+    def state_outputs(self):
+        """The outputs of the task's observation by their names without from_pixels ("obs",
+        obs_split's "obs.<key>"), wherever they are ("state", "state.<key>" with it)."""
+        if not self.pixels:
+            return self.outputs
+        return {"obs" + k[5:]: v for k, v in self.outputs.items() if k.startswith("state")}
 
     def task_state_of(self, Py_ssize_t i):
         """A copy of env i's task state (MjEnv.tstate)."""
@@ -510,7 +549,7 @@ cdef class MjPool(Engine):
         cdef double* dst
         cdef Py_ssize_t k, j, off = 0
         for k in range(self.n_split):
-            dst = <double*> self.output_row(k, i)
+            dst = <double*> self.output_row(k + self.pixels, i)
             if perm == NULL:
                 for j in range(self.split_len[k]):
                     dst[j] = src[off + j]
@@ -530,7 +569,7 @@ cdef class MjPool(Engine):
         e.prm = self.prm + i * self.prm_w
         e.act = self.act + i * self.nu
         e.act_f32 = self.f32_p[i]
-        e.obs = <double*> (self.output_row(1, i) if self.pixels else r.obs)
+        e.obs = self._obs_row(i, &r)
         e.info = r.info
         e.rew = r.rew
         e.term = r.term
@@ -539,8 +578,14 @@ cdef class MjPool(Engine):
         e.qvel_buf = e.qpos_buf + self.m.nq
         e.m_noact = self.m_noact
         e.tstate = self.tstate + i * self.task_state
+
+    cdef inline double* _obs_row(self, Py_ssize_t i, EnvRow* r) noexcept nogil:
+        """Where env i's task writes its whole observation."""
         if self.flat != NULL:
-            e.obs = self.flat + i * self.obs_dim
+            return self.flat + i * self.obs_dim
+        if self.pixels:
+            return <double*> self.output_row(1, i)
+        return <double*> r.obs
 
     cdef int env_reset(self, Py_ssize_t i, int slot) noexcept nogil:
         cdef MjEnv e
@@ -574,18 +619,17 @@ cdef class MjPool(Engine):
     cdef int _render_obs(self, Py_ssize_t i, int slot) noexcept nogil:
         """from_pixels: env i's observation is its frame, rendered on this slot's context
         (AddRenderObservation: the frame after the step or reset)."""
-        cdef long long ids[1]
-        ids[0] = i
-        if cp_render_frames(self.slot_r[slot], self.env_m, self.d, self.cams, ids, 1,
-                            self.r_camera_id, self.chw,
-                            <unsigned char*> self.output_row(0, i), NULL,
-                            self.slots[i].errmsg, ERRMSG_LEN) != 0:
-            return ST_ENGINE_ERROR
-        return ST_OK
+        return ST_OK if self._draw(self.slot_r[slot], i, slot, self.chw,
+                                   <unsigned char*> self.output_row(0, i), NULL,
+                                   self.slots[i].errmsg, ERRMSG_LEN) == 0 else ST_ENGINE_ERROR
 
     cdef int thread_init(self, int slot) noexcept nogil:
         cdef const int* flags = NULL
-        if not self.pixels or self.slot_r[slot] != NULL:   # slot 0: open_pixel_renderer
+        if not self.pixels:
+            return ST_OK
+        if self.scr_m != NULL and self._scratch(slot, self.slot_err + slot * ERRMSG_LEN) != 0:
+            return ST_ENGINE_ERROR
+        if self.slot_r[slot] != NULL:       # slot 0: open_pixel_renderer
             return ST_OK
         if self.r_nflags > 0:
             flags = self.r_flags_p
@@ -598,6 +642,7 @@ cdef class MjPool(Engine):
         if self.pixels:
             cp_renderer_destroy(self.slot_r[slot])
             self.slot_r[slot] = NULL
+            self._free_scratch(slot)
 
     # ------------------------------------------------------------------ state
     # An env's MuJoCo state is its whole mjData buffer (every array: the integration state
@@ -796,69 +841,17 @@ cdef class MjPool(Engine):
         return self.render_frames(ids, True, False, backend)[0]
 
     def render_frames(self, const int64_t[::1] ids, bint rgb, bint depth,
-                      int backend=CP_GL_AUTO, bint forward=False, site_ids=None,
-                      site_xpos=None, qpos_adr=None, qpos=None, qvel_adr=None, qvel=None,
-                      sensor_sites=None):
+                      int backend=CP_GL_AUTO):
         """(rgb, depth) of envs `ids`, each None unless asked for: rgb as render_rgb's, depth
         (len(ids), height, width) float32, the depth buffer gymnasium's depth_array reads
-        (one render gives both, as gymnasium's rgbd_tuple).
-        Before the frames (gymnasium-robotics' render callbacks): qpos_adr / qvel_adr (k
-        addresses) with qpos / qvel ((len(ids), k)) write those values into each env's data
-        (kept: the reference's callback moves its target joint so); forward then runs
-        mj_forward on each env's data; site_ids (k site ids) with site_xpos
-        ((len(ids), k, 3)) last write those sites' world positions into each env's data
-        (visual-only sites, e.g. goals). sensor_sites (sensor_adr (k,), site_ids (k,), rgba
-        (2, 4)): each env's frame is drawn alone with site j coloured rgba[1] where its data's
-        sensordata[sensor_adr[j]] != 0, else rgba[0] (the Shadow Hand's on_touch callback),
-        the model's colours restored after each frame."""
+        (one render gives both, as gymnasium's rgbd_tuple). Each env's frame follows what
+        setup_render_prep says the reference does before it, as from_pixels' frames do."""
         cdef char err[1024]
-        cdef int rc
-        cdef Py_ssize_t k, j, c, ns = 0
-        cdef const int64_t[::1] sid
-        cdef const double[:, :, ::1] sx
-        cdef const int64_t[::1] qa, va
-        cdef const double[:, ::1] qv, vv
-        cdef Py_ssize_t nq = 0, nvv = 0
-        if qpos_adr is not None:
-            qa = np.ascontiguousarray(qpos_adr, np.int64)
-            qv = np.ascontiguousarray(qpos, np.float64)
-            nq = qa.shape[0]
-            if qv.shape[0] != ids.shape[0] or qv.shape[1] != nq or \
-                    any(not 0 <= a < self.m.nq for a in qa):
-                raise ValueError("cypool: bad qpos_adr / qpos for rendering")
-        if qvel_adr is not None:
-            va = np.ascontiguousarray(qvel_adr, np.int64)
-            vv = np.ascontiguousarray(qvel, np.float64)
-            nvv = va.shape[0]
-            if vv.shape[0] != ids.shape[0] or vv.shape[1] != nvv or \
-                    any(not 0 <= a < self.m.nv for a in va):
-                raise ValueError("cypool: bad qvel_adr / qvel for rendering")
-        if site_ids is not None:
-            sid = np.ascontiguousarray(site_ids, np.int64)
-            sx = np.ascontiguousarray(site_xpos, np.float64)
-            ns = sid.shape[0]
-            if sx.shape[0] != ids.shape[0] or sx.shape[1] != ns or sx.shape[2] != 3:
-                raise ValueError("cypool: site_xpos must have shape (len(ids), len(site_ids), 3)")
-            for j in range(ns):
-                if not 0 <= sid[j] < self.m.nsite:
-                    raise ValueError(f"cypool: site id {sid[j]} outside the model")
-        cdef const int64_t[::1] ta, ts
-        cdef const float[:, ::1] tc
-        cdef float[:, ::1] kept
-        cdef Py_ssize_t nt = 0
-        if sensor_sites is not None:
-            adr, sites, rgba = sensor_sites
-            ta = np.ascontiguousarray(adr, np.int64)
-            ts = np.ascontiguousarray(sites, np.int64)
-            tc = np.ascontiguousarray(rgba, np.float32)
-            nt = ta.shape[0]
-            if ts.shape[0] != nt or tc.shape[0] != 2 or tc.shape[1] != 4 or \
-                    any(not 0 <= a < self.m.nsensordata for a in ta) or \
-                    any(not 0 <= s < self.m.nsite for s in ts):
-                raise ValueError("cypool: bad sensor_sites for rendering")
-            kept = np.empty((nt, 4), np.float32)
+        cdef int rc = 0
+        cdef Py_ssize_t k, n = ids.shape[0]
+        cdef Py_ssize_t plane = <Py_ssize_t> self.r_height * self.r_width
+        cdef Py_ssize_t s = self.n_scr - 1
         cdef const int[:, ::1] flags
-        cdef Py_ssize_t n = ids.shape[0]
         if self.cams == NULL:
             raise RuntimeError("cypool: this pool was not set up to render")
         self._check_ids(ids)
@@ -871,65 +864,225 @@ cdef class MjPool(Engine):
                                     err, 1024)
             if rc != CP_GL_OK:
                 raise _gl_error(rc, err[:1024])
+        if self.scr_m != NULL and self._scratch(s, err) != 0:
+            raise MemoryError(f"cypool: cannot copy the model to render: "
+                              f"{err.decode(errors='replace')}")
         out = np.empty((n, self.r_height, self.r_width, 3), np.uint8) if rgb else None
         dep = np.empty((n, self.r_height, self.r_width), np.float32) if depth else None
-        if n == 0:
-            return out, dep
         cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out) if rgb else NULL
         cdef float* dp = <float*> cnp.PyArray_DATA(dep) if depth else NULL
-        cdef const long long* idp = <const long long*> &ids[0]
-        cdef mjData* dd
-        if forward or ns or nq or nvv:
+        with nogil:
             for k in range(n):
-                dd = self.d[ids[k]]
-                for j in range(nq):
-                    dd.qpos[qa[j]] = qv[k, j]
-                for j in range(nvv):
-                    dd.qvel[va[j]] = vv[k, j]
-                if forward and GUARD.forward(self.env_m[ids[k]], dd, err) != 0:
-                    raise RuntimeError(f"cypool: mj_forward before rendering failed: "
-                                       f"{err.decode(errors='replace')}")
-                for j in range(ns):
-                    for c in range(3):
-                        dd.site_xpos[3 * sid[j] + c] = sx[k, j, c]
-        if nt == 0:
-            with nogil:
-                rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp, n,
-                                      self.r_camera_id, 0, o, dp, err, 1024)
-        else:
-            rc = self._render_sensor_sites(idp, n, o, dp, ta, ts, tc, kept, err)
+                rc = self._draw(self.renderer, ids[k], s, 0,
+                                o + 3 * plane * k if o != NULL else NULL,
+                                dp + plane * k if dp != NULL else NULL, err, 1024)
+                if rc != 0:
+                    break
         if rc != 0:
             raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")
         return out, dep
 
-    cdef int _render_sensor_sites(self, const long long* idp, Py_ssize_t n, unsigned char* o,
-                                  float* dp, const int64_t[::1] ta, const int64_t[::1] ts,
-                                  const float[:, ::1] tc, float[:, ::1] kept, char* err):
-        """render_frames' sensor_sites: env by env, its model's sites coloured by its
-        sensor values, its frame, the colours restored (the model is shared)."""
-        cdef Py_ssize_t k, j, c, nt = ta.shape[0]
-        cdef Py_ssize_t plane = <Py_ssize_t> self.r_height * self.r_width
-        cdef mjModel* mm
-        cdef mjData* dd
-        cdef int rc = 0
-        with nogil:
-            for k in range(n):
-                mm = <mjModel*> self.env_m[idp[k]]
-                dd = self.d[idp[k]]
-                for j in range(nt):
-                    for c in range(4):
-                        kept[j, c] = mm.site_rgba[4 * ts[j] + c]
-                for j in range(nt):
-                    for c in range(4):
-                        mm.site_rgba[4 * ts[j] + c] = tc[1 if dd.sensordata[ta[j]] != 0.0
-                                                         else 0, c]
-                rc = cp_render_frames(self.renderer, self.env_m, self.d, self.cams, idp + k,
-                                      1, self.r_camera_id, 0,
-                                      o + 3 * plane * k if o != NULL else NULL,
-                                      dp + plane * k if dp != NULL else NULL, err, 1024)
-                for j in range(nt - 1, -1, -1):
-                    for c in range(4):
-                        mm.site_rgba[4 * ts[j] + c] = kept[j, c]
-                if rc != 0:
-                    break
-        return rc
+    # ------------------------------------------------------------------ render callbacks
+    def setup_render_prep(self, bint forward=False, qpos=(), qvel=(), sites=(),
+                          offset_sites=None, touch=None):
+        """What each env's frame follows (gymnasium-robotics' render callbacks), in order:
+        qpos / qvel [(address, value), ...] written into the env's data (kept, as the
+        reference's callback keeps its target joint there); mj_forward if ``forward``;
+        sites [(site id, (value, value, value)), ...], visual sites on bodies welded to the
+        world, their world positions (MuJoCo's, from those model positions on a copy of the
+        model) written into the env's data. With ``offset_sites`` (a site id per placed
+        site), a placed site's model position is its value less its offset site's world
+        minus model position, computed with the positions the env's last frame gave the
+        placed sites (the reference's model keeps them: its "Visualize target" callbacks).
+        touch (sensordata indices (k,), site ids (k,), rgba (2, 4)): site j is drawn in
+        rgba[1] where the env's sensordata[index j] != 0, else rgba[0] (on a copy of the
+        model). A value is ("const", x), ("task", k[, add]) (task state double k) or
+        ("obs", k[, add]) (element k of the task's observation), plus ``add`` if nonzero.
+        Call before the pool starts."""
+        if self.slot_status != NULL:
+            raise RuntimeError("cypool: setup_render_prep must come before the pool starts")
+        m = self.m
+        kinds, idx, add = [], [], []
+
+        def value(v):
+            kind = {"const": 0, "task": 1, "obs": 2}.get(v[0]) if isinstance(v, tuple) else None
+            if kind is None or len(v) not in (2, 3):
+                raise ValueError(f"cypool: render value {v!r} is not (kind, index[, add])")
+            if kind == 0:
+                kinds.append(0)
+                idx.append(0)
+                add.append(float(v[1]))
+                return
+            k = int(v[1])
+            if not 0 <= k < (self.task_state if kind == 1 else self.obs_dim):
+                raise ValueError(f"cypool: render value {v!r} outside the "
+                                 f"{'task state' if kind == 1 else 'observation'}")
+            kinds.append(kind)
+            idx.append(k)
+            add.append(float(v[2]) if len(v) == 3 else 0.0)
+
+        def addresses(items, size, what):
+            out = []
+            for a, v in items:
+                if not 0 <= int(a) < size:
+                    raise ValueError(f"cypool: {what} address {a} outside the model")
+                out.append(int(a))
+                value(v)
+            return np.array(out, np.int64)
+
+        def welded(s):
+            return 0 <= s < m.nsite and m.body_weldid[m.site_bodyid[s]] == 0
+
+        qa = addresses(qpos, m.nq, "qpos")
+        va = addresses(qvel, m.nv, "qvel")
+        sid = []
+        for s, vals in sites:
+            if not welded(int(s)) or len(vals) != 3:
+                raise ValueError(f"cypool: render site {s}: a site on a body welded to the "
+                                 "world, with 3 values")
+            sid.append(int(s))
+            for v in vals:
+                value(v)
+        sid = np.array(sid, np.int64)
+        if len(sid) > 32:
+            raise ValueError("cypool: at most 32 render sites")
+        soff = np.zeros(len(sid), np.int64)
+        if offset_sites is not None:
+            soff = np.array(offset_sites, np.int64).reshape(-1)
+            if len(soff) != len(sid) or not all(welded(int(o)) for o in soff):
+                raise ValueError("cypool: offset_sites must be a site on a body welded to "
+                                 "the world per placed site")
+        ta, ts, tc = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((2, 4), np.float32)
+        if touch is not None:
+            ta, ts = np.array(touch[0], np.int64), np.array(touch[1], np.int64)
+            tc = np.ascontiguousarray(touch[2], np.float32)
+            if ta.ndim != 1 or ts.shape != ta.shape or tc.shape != (2, 4) or \
+                    any(not 0 <= a < m.nsensordata for a in ta) or \
+                    any(not 0 <= t < m.nsite for t in ts):
+                raise ValueError("cypool: bad touch sites for rendering")
+        kinds, idx, add = (np.array(kinds, np.int64), np.array(idx, np.int64),
+                           np.array(add, np.float64))
+        last = np.zeros((self.num_envs, len(sid), 3))
+        for j in range(len(sid)):   # the model's positions until an env's first frame
+            last[:, j] = [m.site_pos[3 * sid[j] + c] for c in range(3)]
+        self.rp_keep = (qa, va, sid, soff, ta, ts, tc, kinds, idx, add, last)
+        self.rp_forward, self.rp_offset = forward, offset_sites is not None
+        self.rp_nq, self.rp_nv, self.rp_ns, self.rp_nt = len(qa), len(va), len(sid), len(ta)
+        self.rp_qadr = <const int64_t*> cnp.PyArray_DATA(qa)
+        self.rp_vadr = <const int64_t*> cnp.PyArray_DATA(va)
+        self.rp_sid = <const int64_t*> cnp.PyArray_DATA(sid)
+        self.rp_soff = <const int64_t*> cnp.PyArray_DATA(soff)
+        self.rp_tadr = <const int64_t*> cnp.PyArray_DATA(ta)
+        self.rp_tsite = <const int64_t*> cnp.PyArray_DATA(ts)
+        self.rp_trgba = <const float*> cnp.PyArray_DATA(tc)
+        self.rp_kind = <const int64_t*> cnp.PyArray_DATA(kinds)
+        self.rp_idx = <const int64_t*> cnp.PyArray_DATA(idx)
+        self.rp_add = <const double*> cnp.PyArray_DATA(add)
+        self.rp_last = <double*> cnp.PyArray_DATA(last)
+        if (len(sid) or len(ta)) and self.scr_m == NULL:
+            self.scr_m = <mjModel**> calloc(self.n_scr, sizeof(mjModel*))
+            self.scr_d = <mjData**> calloc(self.n_scr, sizeof(mjData*))
+            if self.scr_m == NULL or self.scr_d == NULL:
+                raise MemoryError("cypool: cannot allocate the render scratch")
+
+    cdef int _scratch(self, Py_ssize_t s, char* err) noexcept nogil:
+        """Scratch slot s's copy of the model and its data, made once."""
+        if self.scr_m[s] != NULL:
+            return 0
+        self.scr_m[s] = cp_copy_model(self.m, err)
+        if self.scr_m[s] == NULL:
+            return 1
+        self.scr_d[s] = cp_make_data(self.scr_m[s], err)
+        if self.scr_d[s] == NULL:
+            mj_deleteModel(self.scr_m[s])
+            self.scr_m[s] = NULL
+            return 1
+        return 0
+
+    cdef void _free_scratch(self, Py_ssize_t s) noexcept nogil:
+        if self.scr_m != NULL and self.scr_m[s] != NULL:
+            mj_deleteData(self.scr_d[s])
+            mj_deleteModel(self.scr_m[s])
+            self.scr_m[s] = NULL
+            self.scr_d[s] = NULL
+
+    cdef inline double _value(self, Py_ssize_t k, const double* ts,
+                              const double* ob) noexcept nogil:
+        cdef double v
+        if self.rp_kind[k] == 0:
+            return self.rp_add[k]
+        v = ts[self.rp_idx[k]] if self.rp_kind[k] == 1 else ob[self.rp_idx[k]]
+        if self.rp_add[k] != 0.0:
+            v += self.rp_add[k]
+        return v
+
+    cdef int _prep(self, Py_ssize_t i, Py_ssize_t s, char* err) noexcept nogil:
+        """setup_render_prep's writes into env i's data (on scratch slot s's model copy)."""
+        cdef mjData* d = self.d[i]
+        cdef const double* ts = self.tstate + i * self.task_state
+        cdef EnvRow r
+        cdef const double* ob
+        cdef Py_ssize_t j, c, k = self.rp_nq + self.rp_nv, ns = self.rp_ns
+        cdef mjModel* sm
+        cdef mjData* sd
+        cdef double* last
+        cdef double off[96]
+        self.row_of(i, &r)
+        ob = self._obs_row(i, &r)
+        for j in range(self.rp_nq):
+            d.qpos[self.rp_qadr[j]] = self._value(j, ts, ob)
+        for j in range(self.rp_nv):
+            d.qvel[self.rp_vadr[j]] = self._value(self.rp_nq + j, ts, ob)
+        if self.rp_forward and cp_forward(self.env_m[i], d, err) != 0:
+            return 1
+        if ns == 0:
+            return 0
+        sm, sd = self.scr_m[s], self.scr_d[s]
+        last = self.rp_last + i * ns * 3
+        if self.rp_offset:
+            for j in range(ns):
+                for c in range(3):
+                    sm.site_pos[3 * self.rp_sid[j] + c] = last[3 * j + c]
+            if cp_kinematics(sm, sd, err) != 0:
+                return 1
+            for j in range(ns):
+                for c in range(3):
+                    off[3 * j + c] = (sd.site_xpos[3 * self.rp_soff[j] + c] -
+                                      sm.site_pos[3 * self.rp_soff[j] + c])
+            for j in range(ns):     # in order, as the reference assigns them
+                for c in range(3):
+                    last[3 * j + c] = self._value(k + 3 * j + c, ts, ob) - off[3 * j + c]
+                    sm.site_pos[3 * self.rp_sid[j] + c] = last[3 * j + c]
+        else:
+            for j in range(ns):
+                for c in range(3):
+                    sm.site_pos[3 * self.rp_sid[j] + c] = self._value(k + 3 * j + c, ts, ob)
+        if cp_kinematics(sm, sd, err) != 0:
+            return 1
+        for j in range(ns):
+            for c in range(3):
+                d.site_xpos[3 * self.rp_sid[j] + c] = sd.site_xpos[3 * self.rp_sid[j] + c]
+        return 0
+
+    cdef int _draw(self, cp_renderer* rd, Py_ssize_t i, Py_ssize_t s, int chw,
+                   unsigned char* rgb, float* depth, char* err, int errlen) noexcept nogil:
+        """Env i's frame on renderer rd after setup_render_prep's writes (scratch slot s):
+        0, or 1 with the message in err."""
+        cdef const mjModel* ml[1]
+        cdef long long zero = 0
+        cdef mjData* d = self.d[i]
+        cdef mjModel* sm
+        cdef Py_ssize_t j, c
+        cdef const float* col
+        if self._prep(i, s, err) != 0:
+            return 1
+        ml[0] = self.env_m[i]
+        if self.rp_nt:          # the touch colours, on this slot's copy of the model
+            sm = self.scr_m[s]
+            for j in range(self.rp_nt):
+                col = self.rp_trgba + (4 if d.sensordata[self.rp_tadr[j]] != 0.0 else 0)
+                for c in range(4):
+                    sm.site_rgba[4 * self.rp_tsite[j] + c] = col[c]
+            ml[0] = sm
+        return cp_render_frames(rd, ml, self.d + i, self.cams + i, &zero, 1,
+                                self.r_camera_id, chw, rgb, depth, err, errlen)

@@ -1,6 +1,7 @@
-"""Rendering shared by the robotics ids: their render kwargs and camera configs, and the
-frames MjPool draws on the worker threads after placing what the reference moves before its
-own frame (target sites, a target joint: SiteRender, OffsetSiteRender)."""
+"""Rendering shared by the robotics ids: their render kwargs and camera configs, and how
+MjPool draws their frames (render() on the calling thread, from_pixels on the worker
+threads), each after what the reference's render callback moves (MjPool.setup_render_prep:
+target sites, a target joint, touch colours)."""
 import numpy as np
 
 from cypool._core.spec import Kwarg
@@ -8,13 +9,6 @@ from cypool._core.spec import Kwarg
 
 # the camera keys a default_camera_config may set (those MjPool.setup_render applies)
 CAMERA_KEYS = ("distance", "azimuth", "elevation", "lookat", "trackbodyid")
-
-
-def _site_id(model, mujoco, name):
-    i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, name)
-    if i < 0:
-        raise ValueError(f"the model has no site {name!r}")
-    return i
 
 
 def render_kwargs(**defaults):
@@ -38,109 +32,51 @@ def camera_config(value, default):
     return dict(value)
 
 
-def setup_render(engine, model, kw, cam_config):
+def pixel_kwargs(kw):
+    """MjPool's ``pixels`` and ``channels_first`` for a spec's make kwargs ``kw``
+    (from_pixels: each observation is the env's frame, drawn on its worker's thread)."""
+    return dict(pixels=(kw["height"], kw["width"]) if kw["from_pixels"] else None,
+                channels_first=bool(kw["channels_first"]))
+
+
+def setup_render(engine, model, kw, cam_config, **prep):
     """Set MjPool ``engine`` up to render as gymnasium's MujocoRenderer renders the
     reference's model (its render kwargs ``kw``: width, height, optional camera_id /
-    camera_name; its default camera config)."""
-    from cypool.mujoco.family import _render_setup
+    camera_name; its default camera config), each frame after what the reference's render
+    callback does (``prep``: MjPool.setup_render_prep's arguments); with from_pixels, make
+    the caller's GL context now (a missing driver is a clear error here)."""
+    from cypool.mujoco.family import _render_setup, gl_backend_request
     full = dict(camera_id=None, camera_name=None, visual_options=None, max_geom=1000)
     full.update({k: kw[k] for k in ("width", "height", "camera_id", "camera_name") if k in kw})
     w, h, cam, vis, max_geom = _render_setup(model, full)
     engine.setup_render(w, h, cam, cam_config, vis, max_geom)
+    if prep:
+        engine.setup_render_prep(**prep)
+    if kw.get("from_pixels"):
+        engine.open_pixel_renderer(gl_backend_request())
 
 
-def static_site_xpos(mujoco, model, data, site, pos):
-    """The world position MuJoCo gives ``site`` (on a body welded to the world) when its
-    model position is ``pos`` (``model``/``data``: a scratch copy of the pool's model)."""
-    model.site_pos[site] = pos
-    mujoco.mj_kinematics(model, data)
-    return data.site_xpos[site].copy()
+def site_id(model, mujoco, name):
+    """The id of site ``name``, which must be on a body welded to the world (the render
+    callbacks' visual sites)."""
+    i = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, name)
+    if i < 0:
+        raise ValueError(f"the model has no site {name!r}")
+    if model.body_weldid[model.site_bodyid[i]] != 0:
+        raise ValueError(f"the model's site {name!r} must be on a body welded to the world "
+                         "(as gymnasium-robotics' are)")
+    return i
 
 
-class _Prepared:
-    """An MjPool whose render_frames also takes ``writes`` (the render callback's data
-    writes), so that the MuJoCo family's ``_render`` serves its modes over it."""
-
-    def __init__(self, engine, writes):
-        self.engine, self.writes = engine, writes
-
-    @property
-    def has_renderer(self):
-        return self.engine.has_renderer
-
-    def render_frames(self, ids, rgb, depth, *backend):
-        return self.engine.render_frames(ids, rgb, depth, *backend, **self.writes)
-
-
-def render_frames(engine, ids, mode, **writes):
-    """The frames of envs ``ids`` in ``mode`` (those of gymnasium's MujocoRenderer:
-    "rgb_array" frames, "depth_array" depth buffers, as cypool/mujoco/family.py's
-    ``_render``), each env's data first brought where the reference's render callback brings
-    its own (``writes``: forward, site_ids / site_xpos, qpos / qvel values, sensor_sites; see
-    MjPool.render_frames)."""
+def render(engine, ids, mode, kwargs):
+    """The robotics ids' render hook: the frames of envs ``ids`` in ``mode`` (those of
+    gymnasium's MujocoRenderer: "rgb_array" frames, "depth_array" depth buffers, as
+    cypool/mujoco/family.py's ``_render``), each after what the reference's render callback
+    does (MjPool.setup_render_prep)."""
     from cypool.mujoco.family import RENDER_MODES, _render
     if mode not in RENDER_MODES:
         raise ValueError(f"render_mode {mode!r}: robotics ids render among {RENDER_MODES}")
-    return _render(_Prepared(engine, writes), ids, mode, None)
-
-
-class OffsetSiteRender:
-    """A render hook for gymnasium-robotics' "Visualize target" callbacks: each of
-    ``sites`` (visual sites on bodies welded to the world) gets the model position
-    ``value - (site_xpos - site_pos)[offset site]`` (``values(engine, i)``: (k, 3) world
-    positions; each env's reference model keeps the positions of its last render, which the
-    next offset reads), then mj_forward and the frame. A scratch model and data compute the
-    world positions as MuJoCo does."""
-
-    def __init__(self, mujoco, model, num_envs, sites, offset_sites, values):
-        self.mujoco, self.model, self.data = mujoco, model, mujoco.MjData(model)
-        self.sites = [_site_id(model, mujoco, s) for s in sites]
-        self.offset_sites = list(offset_sites)
-        for s in self.sites + self.offset_sites:
-            if model.body_weldid[model.site_bodyid[s]] != 0:
-                raise ValueError(f"the model's sites {sites} (and {offset_sites}) must be on "
-                                 "bodies welded to the world (as gymnasium-robotics' are)")
-        self.last = np.repeat(model.site_pos[self.sites][None], num_envs, axis=0)
-        self.values = values
-
-    def __call__(self, engine, ids, mode, kwargs):
-        ids = np.ascontiguousarray(ids, np.int64)
-        m, d, mj, sites = self.model, self.data, self.mujoco, self.sites
-        xpos = np.empty((len(ids), len(sites), 3))
-        for k, i in enumerate(ids):
-            value = self.values(engine, i)
-            m.site_pos[sites] = self.last[i]
-            mj.mj_kinematics(m, d)
-            offset = (d.site_xpos - m.site_pos)[self.offset_sites]
-            for j, s in enumerate(sites):       # in order, as the reference assigns them
-                self.last[i, j] = value[j] - offset[j]
-            m.site_pos[sites] = self.last[i]
-            mj.mj_kinematics(m, d)
-            xpos[k] = d.site_xpos[sites]
-        return render_frames(engine, ids, mode, forward=True, site_ids=sites, site_xpos=xpos)
-
-
-class SiteRender:
-    """A render hook that shows visual-only sites on bodies welded to the world where the
-    reference's model holds them: ``positions(engine, i)`` gives env i's model positions of
-    ``sites`` ((k, 3)), which a scratch model turns into world positions as MuJoCo does."""
-
-    def __init__(self, mujoco, model, sites, positions, forward=False):
-        self.mujoco, self.model, self.data = mujoco, model, mujoco.MjData(model)
-        self.sites = [_site_id(model, mujoco, s) for s in sites]
-        if any(model.body_weldid[model.site_bodyid[s]] != 0 for s in self.sites):
-            raise ValueError(f"sites {sites} must be on bodies welded to the world")
-        self.positions, self.forward = positions, forward
-
-    def __call__(self, engine, ids, mode, kwargs):
-        ids = np.ascontiguousarray(ids, np.int64)
-        xpos = np.empty((len(ids), len(self.sites), 3))
-        for k, i in enumerate(ids):
-            pos = self.positions(engine, i)
-            for j, s in enumerate(self.sites):
-                xpos[k, j] = static_site_xpos(self.mujoco, self.model, self.data, s, pos[j])
-        return render_frames(engine, ids, mode, forward=self.forward, site_ids=self.sites,
-                             site_xpos=xpos)
+    return _render(engine, ids, mode, None)
 
 
 def no_render(engine, ids, mode, kwargs):

@@ -18,7 +18,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, check_pool_memory
-from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics._render import no_render, pixel_kwargs, render_kwargs
 from cypool.robotics.envpool_info import envpool_info
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
@@ -140,12 +140,12 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
         rows[i, P["model"]] = model_address(m)
     rows[:, P["sparse"]] = _sparse(fam.kwargs)
     engine = MjPool(path, num_envs, num_threads, max_episode_steps, ad.task_capsule(),
-                    rows, OBS_SIZE[task], 1, task_state=ad.TASK_STATE)
+                    rows, OBS_SIZE[task], 1, task_state=ad.TASK_STATE,
+                    **pixel_kwargs(fam.make_kwargs))
     # the task's MujocoRenderer; each env's frame is of its own model (env_m)
-    from cypool.robotics._render import render_frames, setup_render
+    from cypool.robotics._render import render, setup_render
     setup_render(engine, base, fam.make_kwargs, dict(CAMERA[task]))
-    return Built(engine, state=st, render=lambda eng, ids, mode, kw: render_frames(
-        eng, ids, mode))
+    return Built(engine, state=st, render=render)
 
 
 def _base_fixed(task, model, ids):

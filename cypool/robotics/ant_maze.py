@@ -21,7 +21,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
-from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics._render import no_render, pixel_kwargs, render, render_kwargs
 from cypool.robotics.maze import (_MAPS, RESET_OPTION_KEYS, check_kwargs as check_maze_kwargs,
                                   maze_module, maze_render, option_per_env,
                                   reset_options as maze_reset_options)
@@ -202,11 +202,12 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, version
                         st.success_col + (version != "v3"),
                         task_state=am.TASK_STATE,
                         obs_split=[("obs", (2,)), ("obs.desired_goal", (2,)),
-                                   ("obs.observation", (st.obs_dim,))])
+                                   ("obs.observation", (st.obs_dim,))],
+                        **pixel_kwargs(fam.make_kwargs))
         # the Ant's MujocoRenderer: its default_camera_config, its "track" camera
-        render = maze_render(engine, model, fam.make_kwargs, len(kw["maze_map"]),
-                             MAZE_HEIGHT / 2 * MAZE_SIZE_SCALING,
-                             camera=dict(ant_kw.get("default_camera_config") or {}))
+        maze_render(engine, model, fam.make_kwargs, len(kw["maze_map"]),
+                    MAZE_HEIGHT / 2 * MAZE_SIZE_SCALING,
+                    camera=dict(ant_kw.get("default_camera_config") or {}))
     finally:
         try:
             os.remove(path)

@@ -16,7 +16,7 @@ def _manipulate_distance(engine, ids):
     (cypool's kernel, ``_hand.distance``, one goal at a time as the reference's step does:
     its batched call would set the Pen's Euler z of row 2, not of each row)."""
     from cypool.robotics import _hand as hk
-    out = engine.outputs
+    out = engine.state_outputs
     ids = np.asarray(ids)
     if len(ids) == 0:
         return np.zeros(0)
@@ -78,7 +78,7 @@ def _adroit_distance(task, path):
     the task's model file."""
     def distance(engine, ids):
         ids = np.asarray(ids)
-        obs = np.asarray(engine.outputs["obs"])[ids]
+        obs = np.asarray(engine.state_outputs["obs"])[ids]
         if task == "Door":
             d = obs[:, 28]
         elif task == "Hammer":

@@ -24,8 +24,8 @@ import numpy as np
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
-from cypool.robotics._render import (OffsetSiteRender, camera_config, no_render, render_kwargs,
-                                     setup_render)
+from cypool.robotics._render import (camera_config, no_render, pixel_kwargs, render,
+                                     render_kwargs, setup_render, site_id)
 from cypool.robotics.goals import METHODS, method_hooks, per_setting
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
@@ -255,12 +255,13 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, task):
         engine = MjPool(path, num_envs, num_threads, max_episode_steps, fe.task_capsule(),
                         np.stack([row] * num_envs), 6 + n, 1, task_state=fe.TASK_STATE,
                         obs_split=[("obs", (3,)), ("obs.desired_goal", (3,)),
-                                   ("obs.observation", (n,))])
+                                   ("obs.observation", (n,))], **pixel_kwargs(fam.make_kwargs))
+        # MujocoFetchEnv._render_callback: target0 at the goal (the task state's first 3
+        # doubles), offset by site 0's offset, then mj_forward
         setup_render(engine, model, fam.make_kwargs, camera_config(
-            fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
-        # MujocoFetchEnv._render_callback: target0 at the goal, offset by site 0's offset
-        render = OffsetSiteRender(mujoco, model, num_envs, ["target0"], [0],
-                                  lambda eng, i: eng.task_state_of(i)[None, :3])
+            fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG), forward=True,
+            sites=[(site_id(model, mujoco, "target0"), [("task", c) for c in range(3)])],
+            offset_sites=[0])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return Built(engine, state=st, render=render)

@@ -21,7 +21,7 @@ import numpy as np
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
 from cypool.robotics._actions import load_row_actions
-from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics._render import no_render, pixel_kwargs, render_kwargs
 from cypool.robotics.envpool_info import envpool_info
 from cypool.robotics.goals import METHODS, method_hooks, per_setting
 
@@ -240,12 +240,15 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs, *, env_id)
                     hk.task_capsule(obj == "Reach"), np.stack([row] * num_envs), 2 * ng + n,
                     1, task_state=hk.TASK_STATE,
                     obs_split=[("obs", (ng,)), ("obs.desired_goal", (ng,)),
-                               ("obs.observation", (n,))])
-    from cypool.robotics._render import camera_config, setup_render
+                               ("obs.observation", (n,))], **pixel_kwargs(fam.make_kwargs))
+    from cypool.robotics._render import camera_config, render, setup_render
+    hidden = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "object_hidden")
+    if obj != "Reach" and hidden >= 0:      # the render callback shows it (rendering alone)
+        engine.model_set("geom_rgba", 4 * hidden + 3, 1.0)
     setup_render(engine, model, fam.make_kwargs, camera_config(
-        fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
-    return Built(engine, state=st,
-                 render=_render_hook(mujoco, model, num_envs, obj, tpos, touch))
+        fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG),
+        **_render_prep(mujoco, model, obj, tpos, touch))
+    return Built(engine, state=st, render=render)
 
 
 # hand_env.DEFAULT_CAMERA_CONFIG (every Shadow Hand id's default_camera_config)
@@ -258,34 +261,32 @@ DEFAULT_CAMERA_CONFIG = dict(distance=0.5, azimuth=55.0, elevation=-25.0,
 TOUCH_RGBA = np.array([[0, 0.5, 0, 0.2], [1, 0, 0, 0.5]], np.float32)
 
 
-class _ManipulateRender:
-    """MujocoManipulateEnv._render_callback, then the frame: the target object's joint at
-    the goal (0.15 to the side where the target position is ignored) with zero velocity, in
-    the env's data (kept, as the reference's), the hidden object shown, mj_forward. The touch
-    ids' callback then colours each touch site "robot0:T_*" by its sensor "robot0:TS_*"
-    after that mj_forward: MjPool draws each env alone with its colours (sensor_sites)."""
-
-    def __init__(self, mujoco, model, tpos, touch=False):
-        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "target:joint")
-        if j < 0 or int(model.jnt_type[j]) != int(mujoco.mjtJoint.mjJNT_FREE):
-            raise ValueError("the Shadow Hand model has no free joint 'target:joint'")
-        self.qpos_adr = model.jnt_qposadr[j] + np.arange(7)
-        self.qvel_adr = model.jnt_dofadr[j] + np.arange(6)
-        self.hidden = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "object_hidden")
-        self.ignore = tpos == "ignore"
-        self.sensor_sites = _touch_sites(mujoco, model) if touch else None
-
-    def __call__(self, engine, ids, mode, kwargs):
-        from cypool.robotics._render import render_frames
-        ids = np.ascontiguousarray(ids, np.int64)
-        goals = np.array([engine.task_state_of(i)[:7] for i in ids]).reshape(len(ids), 7)
-        if self.ignore:
-            goals[:, 0] += 0.15
-        if self.hidden >= 0:
-            engine.model_set("geom_rgba", 4 * self.hidden + 3, 1.0)
-        return render_frames(engine, ids, mode, forward=True, qpos_adr=self.qpos_adr,
-                             qpos=goals, qvel_adr=self.qvel_adr,
-                             qvel=np.zeros((len(ids), 6)), sensor_sites=self.sensor_sites)
+def _render_prep(mujoco, model, obj, tpos, touch):
+    """MjPool.setup_render_prep's arguments for the reference's render callback.
+    HandReach (MujocoHandReachEnv._render_callback): the 5 target sites at the goal (the
+    task state's first 15 doubles) and the 5 finger sites at the achieved goal (the
+    observation's first 15), each offset by its own offset, then mj_forward. The others
+    (MujocoManipulateEnv._render_callback): the target object's joint at the goal (0.15 to
+    the side where the target position is ignored) with zero velocity, in the env's data
+    (kept, as the reference's), mj_forward; the hidden object shown (set on the model at
+    build); the touch ids' callback then colours each touch site "robot0:T_*" by its sensor
+    "robot0:TS_*" after that mj_forward."""
+    from cypool.robotics._render import site_id
+    if obj == "Reach":
+        sites = [site_id(model, mujoco, f"{kind}{k}") for kind in ("target", "finger")
+                 for k in range(5)]
+        values = [[("task" if j < 5 else "obs", 3 * (j % 5) + c) for c in range(3)]
+                  for j in range(10)]
+        return dict(forward=True, sites=list(zip(sites, values)), offset_sites=sites)
+    j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "target:joint")
+    if j < 0 or int(model.jnt_type[j]) != int(mujoco.mjtJoint.mjJNT_FREE):
+        raise ValueError("the Shadow Hand model has no free joint 'target:joint'")
+    qa, va = int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
+    side = 0.15 if tpos == "ignore" else 0.0
+    return dict(forward=True,
+                qpos=[(qa + k, ("task", k, side if k == 0 else 0.0)) for k in range(7)],
+                qvel=[(va + k, ("const", 0.0)) for k in range(6)],
+                touch=_touch_sites(mujoco, model) if touch else None)
 
 
 def _touch_sites(mujoco, model):
@@ -299,20 +300,6 @@ def _touch_sites(mujoco, model):
             sites.append(_id(model, mujoco, O.mjOBJ_SITE,
                              name.replace("robot0:TS_", "robot0:T_")))
     return np.array(adr, np.int64), np.array(sites, np.int64), TOUCH_RGBA
-
-
-def _render_hook(mujoco, model, num_envs, obj, tpos, touch=None):
-    """The pool's render hook: HandReach's targets and fingertips shown at the goal and the
-    achieved goal (MujocoHandReachEnv._render_callback), or _ManipulateRender."""
-    if obj != "Reach":
-        return _ManipulateRender(mujoco, model, tpos, bool(touch))
-    from cypool.robotics._render import OffsetSiteRender
-    sites = [f"target{k}" for k in range(5)] + [f"finger{k}" for k in range(5)]
-    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, s) for s in sites]
-    return OffsetSiteRender(
-        mujoco, model, num_envs, sites, ids,
-        lambda eng, i: np.concatenate([eng.task_state_of(i)[:15].reshape(5, 3),
-                                       eng.outputs["obs"][i].reshape(5, 3)]))
 
 
 def _configure(fam, ids, kw):

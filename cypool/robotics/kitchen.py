@@ -21,7 +21,7 @@ import numpy as np
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, check_pool_memory
 from cypool.robotics._actions import load_row_actions
-from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics._render import no_render, pixel_kwargs, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -216,15 +216,15 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
             leaves[key].append((t, name))
     engine = MjPool(path, num_envs, num_threads, max_episode_steps, ki.task_capsule(),
                     np.stack([row] * num_envs), ki.OBS_SIZE + 2 * ng, ki.INFO_WIDTH,
-                    task_state=ki.TASK_STATE, obs_split=split)
+                    task_state=ki.TASK_STATE, obs_split=split, **pixel_kwargs(fam.make_kwargs))
     structure = ("dict", {"achieved_goal": _Goals(leaves["achieved_goal"]),
                           "desired_goal": _Goals(leaves["desired_goal"]), "observation": "obs"})
     # FrankaRobot's MujocoRenderer (KitchenEnv.render renders it as it stands)
-    from cypool.robotics._render import camera_config, render_frames, setup_render
+    from cypool.robotics._render import camera_config, render, setup_render
     setup_render(engine, model, fam.make_kwargs, camera_config(
         fam.make_kwargs["default_camera_config"], DEFAULT_CAMERA_CONFIG))
     return Built(engine, observation_space=_space(tasks), state=st, obs_structure=structure,
-                 render=lambda eng, ids, mode, kw: render_frames(eng, ids, mode))
+                 render=render)
 
 
 def _configure(fam, ids, kw):

@@ -14,7 +14,7 @@ import numpy as np
 
 from cypool._core.spec import Built, FamilySpec, InfoKey, Kwarg, SpecFamily
 from cypool._validate import MIN_ENV_BYTES, Options, check_pool_memory
-from cypool.robotics._render import no_render, render_kwargs
+from cypool.robotics._render import no_render, pixel_kwargs, render, render_kwargs
 
 INSTALL_HINT = 'pip install "cypool[robotics]"'
 REFERENCE = "gymnasium-robotics 1.4.2"
@@ -158,14 +158,14 @@ def _row(st, kw):
 
 def maze_render(engine, model, render_kw, rows, z, camera=None):
     """Set a maze pool up to render (its agent env's MujocoRenderer: PointMazeEnv's camera
-    distance, or ``camera``) and its render hook: the target site at the env's goal, at
-    height ``z`` (update_target_site_pos)."""
-    from cypool.robotics._render import SiteRender, setup_render
+    distance, or ``camera``), each frame with the target site at the env's goal (the task
+    state's first 2 doubles), at height ``z`` (update_target_site_pos)."""
+    from cypool.robotics._render import setup_render, site_id
     from cypool._mujoco_import import import_mujoco
+    target = site_id(model, import_mujoco(), "target")
     setup_render(engine, model, render_kw,
-                 {"distance": 12.5 if rows > 8 else 8.8} if camera is None else camera)
-    return SiteRender(import_mujoco(), model, ["target"],
-                      lambda eng, i: [np.append(eng.task_state_of(i)[:2], z)])
+                 {"distance": 12.5 if rows > 8 else 8.8} if camera is None else camera,
+                 sites=[(target, [("task", 0), ("task", 1), ("const", z)])])
 
 
 def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
@@ -194,9 +194,9 @@ def _build(fam, num_envs, num_threads, max_episode_steps, env_kwargs):
         engine = MjPool(path, num_envs, num_threads, max_episode_steps, pm.task_capsule(),
                         np.stack([row] * num_envs), 8, 1, task_state=pm.TASK_STATE,
                         obs_split=[("obs", (2,)), ("obs.desired_goal", (2,)),
-                                   ("obs.observation", (4,))])
-        render = maze_render(engine, model, fam.make_kwargs, len(kw["maze_map"]),
-                             MAZE_HEIGHT / 2 * MAZE_SIZE_SCALING)
+                                   ("obs.observation", (4,))], **pixel_kwargs(fam.make_kwargs))
+        maze_render(engine, model, fam.make_kwargs, len(kw["maze_map"]),
+                    MAZE_HEIGHT / 2 * MAZE_SIZE_SCALING)
     finally:
         try:
             os.remove(path)

@@ -373,10 +373,6 @@ def make_xla(env, *, envpool: bool = False):
     """``(handle, recv, send, step)`` for ``env`` (see the module's docstring)."""
     from cypool.xla._build import load
     env.check_open()
-    if (env.pool.pool if envpool else env.pool).frames is not None:
-        raise ValueError("cypool: xla() cannot serve from_pixels=True observations drawn by "
-                         "the family's render hook (Gymnasium-Robotics' frames) on the "
-                         "calling thread")
     jax, target = load()
     jnp = jax.numpy
     if not envpool:

@@ -5,7 +5,8 @@ render_only=True) returns, less one quirk of the wrapper: its constructor resets
 the env once before the user's first reset, and on AntMaze's tracking camera that earlier
 frame moves the camera of the later ones. With channels_first=True the same frames as
 (3, H, W). Each env is checked against its own reference env, alone (gymnasium renders right
-only then: test_robotics_render)."""
+only then: test_robotics_render). The frames are drawn on the worker threads (num_threads=2:
+each env on a thread of its own), after what the reference's render callback does."""
 import warnings
 
 import gymnasium as gym
@@ -90,7 +91,7 @@ def _check_against_reference(env_id, kw, out, actions, seed, n, chw=False):
 def test_frames_are_the_reference_observations(env_id, kw, steps):
     n, seed = 2, 5
     limit = kw.get("max_episode_steps")
-    env = cypool.make_vec(env_id, n, num_threads=1, from_pixels=True, **SIZE, **kw)
+    env = cypool.make_vec(env_id, n, num_threads=2, from_pixels=True, **SIZE, **kw)
     try:
         assert env.single_observation_space == gym.spaces.Box(0, 255, (32, 40, 3), np.uint8)
         out, actions = _run(env, steps, seed, np.random.default_rng(seed))
@@ -136,17 +137,62 @@ def test_async_batches_are_the_envs_frames():
         sync.close()
 
 
+@pytest.mark.parametrize("env_id", ["FetchReach-v4", "HandReach-v3"])
+def test_same_step_final_frames(env_id):
+    """A SAME_STEP autoreset: the done step's final_obs is the reference's frame after that
+    step, the observation its frame after the reset (on the same env, as the reference's
+    render callback left it)."""
+    n, seed, limit = 2, 4, 2
+    env = cypool.make_vec(env_id, n, num_threads=2, from_pixels=True, max_episode_steps=limit,
+                          autoreset_mode="same_step", **SIZE)
+    refs = [_Reference(env_id, dict(max_episode_steps=limit, **SIZE)) for _ in range(n)]
+    try:
+        obs, _ = env.reset(seed=seed)
+        want = [r.reset(seed=seed + i)[0] for i, r in enumerate(refs)]
+        assert all(np.array_equal(obs[i], want[i]) for i in range(n))
+        space, rng = env.single_action_space, np.random.default_rng(0)
+        for t in range(2 * limit):
+            a = rng.uniform(space.low, space.high, (n,) + space.shape).astype(space.dtype)
+            obs, rew, term, trunc, info = env.step(a)
+            for i, ref in enumerate(refs):
+                frame, r, te, tr, _ = ref.step(a[i])
+                assert rew[i] == r and bool(term[i] | trunc[i]) == (te or tr), (t, i)
+                if te or tr:
+                    assert info["_final_obs"][i]
+                    assert np.array_equal(info["final_obs"][i], frame), (t, i)
+                    frame = ref.reset()[0]
+                assert np.array_equal(obs[i], frame), (t, i)
+        assert info["_final_obs"].all(), "the schedule reaches an autoreset"
+    finally:
+        env.close()
+        for r in refs:
+            r.close()
+
+
+def test_xla_serves_the_frames():
+    """xla()'s step gives the frames the Python step gives (a twin pool, same seed and
+    actions)."""
+    jax = pytest.importorskip("jax")
+    env = cypool.make_vec("PointMaze_UMaze-v3", 2, from_pixels=True, **SIZE)
+    twin = cypool.make_vec("PointMaze_UMaze-v3", 2, from_pixels=True, **SIZE)
+    try:
+        env.reset(seed=2)
+        twin.reset(seed=2)
+        a = np.random.default_rng(2).uniform(-1, 1, (3, 2, 2)).astype(np.float32)
+        handle, _, _, step = env.xla()
+        _, outs = jax.jit(lambda h, A: jax.lax.scan(step, h, A))(handle, a)
+        obs = np.asarray(jax.device_get(outs[0]))
+        assert obs.shape == (3, 2, 32, 40, 3) and obs.dtype == np.uint8
+        for t in range(3):
+            assert np.array_equal(obs[t], twin.step(a[t])[0]), t
+    finally:
+        env.close()
+        twin.close()
+
+
 def test_refusals():
     with pytest.raises(ValueError, match="channels_first=True needs from_pixels=True"):
         cypool.make_vec("FetchReach-v4", 1, channels_first=True)
-    with pytest.raises(ValueError, match="SAME_STEP autoreset leaves no final state"):
-        cypool.make_vec("FetchReach-v4", 1, from_pixels=True, autoreset_mode="same_step")
-    env = cypool.make_vec("FetchReach-v4", 1, from_pixels=True, **SIZE)
-    try:
-        with pytest.raises(ValueError, match="xla\\(\\) cannot serve from_pixels"):
-            env.xla()
-    finally:
-        env.close()
 
 
 @pytest.mark.parametrize("member_batch", [None, 1])
