@@ -671,6 +671,9 @@ cdef class MjPool(Engine):
         if self.task_state:
             out["task_state"] = (<char*> (self.tstate + i * self.task_state))[
                 :8 * self.task_state]
+        if self.rp_offset:      # the placed sites' positions of the env's last frame
+            out["render_state"] = (<char*> (self.rp_last + i * 3 * self.rp_ns))[
+                :24 * self.rp_ns]
         return out
 
     def _check_env_state(self, Py_ssize_t i, state):
@@ -679,7 +682,8 @@ cdef class MjPool(Engine):
             raise ValueError("env states of models with plugins are not supported")
         w = "MuJoCo state"
         keys = ("buffer", "time", "warnings", "warn", "act_f32")
-        st = state_dict(state, w, keys + (("task_state",) if self.task_state else ()))
+        keys += ("task_state",) if self.task_state else ()
+        st = state_dict(state, w, keys + (("render_state",) if self.rp_offset else ()))
         warnings = []
         for k, pair in enumerate(state_seq(st["warnings"], f"{w} warnings", mjNWARNING)):
             lastinfo, number = state_seq(pair, f"{w} warnings[{k}]", 2)
@@ -693,7 +697,9 @@ cdef class MjPool(Engine):
                          state_int(count, f"{w} warn[1]", -2**63, 2**63)),
                 "act_f32": state_int(st["act_f32"], f"{w} act_f32", 0, 2),
                 "task_state": state_bytes(st["task_state"], f"{w} task_state",
-                                          8 * self.task_state) if self.task_state else b""}
+                                          8 * self.task_state) if self.task_state else b"",
+                "render_state": state_bytes(st["render_state"], f"{w} render_state",
+                                            24 * self.rp_ns) if self.rp_offset else b""}
 
     def _set_env_state(self, Py_ssize_t i, state):
         cdef mjData* d = self.d[i]
@@ -707,6 +713,9 @@ cdef class MjPool(Engine):
         self.warn_before[i], self.warn_p[i] = state["warn"]
         self.f32_p[i] = state["act_f32"]
         cdef const char* ts = state["task_state"]
+        cdef const char* rs = state["render_state"]
+        if self.rp_offset:
+            memcpy(self.rp_last + i * 3 * self.rp_ns, rs, 24 * self.rp_ns)
         if self.task_state:
             memcpy(self.tstate + i * self.task_state, ts, 8 * self.task_state)
             if self.restore_slot >= 0:
