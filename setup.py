@@ -163,6 +163,7 @@ def family_extensions():
 extensions = [
     core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
     core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
+    core_ext("cypool._core._call", ["cypool/_core/_call.pyx"]),
 ] + family_extensions()
 
 # Development aid: CYPOOL_BUILD_ONLY=cypool.mujoco.tasks.ant,... rebuilds just those modules.

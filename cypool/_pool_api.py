@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 import gymnasium as gym
 
+from cypool._core import _call
 from cypool._validate import check_limit, gym_id, parse_env_ids
 
 STATE_FORMAT = "cypool.VectorEnv state 1"
@@ -136,17 +137,11 @@ class PoolApiMixin:
         (``FamilySpec.methods``; PointMaze's ``compute_reward``, ...)."""
         return tuple(getattr(self.pool.family, "methods", None) or ())
 
-    def call(self, name: str, *args, **kwargs) -> tuple:
-        """SyncVectorEnv.call: ``"render"`` calls :meth:`render`; a method the family
-        declares (``FamilySpec.methods``: Gymnasium-Robotics' ``compute_reward``, ...) runs
-        for every env at once, one result per env; an attribute (see :meth:`get_attr`) is
-        returned per env, as SyncVectorEnv returns non-callables.
-        ``"step"``, ``"reset"`` and ``"close"`` are refused (ValueError): SyncVectorEnv runs
-        them on each sub-env alone, while a cypool pool steps, resets and closes its envs
-        together (env.step, env.reset with reset_mask, env.close)."""
-        fn = self._bound_methods.get(name)    # the fast path (HER's compute_reward): none
-        if fn is not None:                     # once closed (Pool.close empties it)
-            return fn(*args, **kwargs)
+    # SyncVectorEnv.call(name, *args, **kwargs): compiled (HER's compute_reward); what a
+    # bound method of the pool does not serve goes to _call
+    call = _call.call
+
+    def _call(self, name: str, args: tuple, kwargs: dict) -> tuple:
         if name == "render":
             return tuple(self.render())
         if name in _POOL_METHODS:

@@ -81,6 +81,8 @@ def test_batch_sizes(n):
             got = env.call("compute_reward", a, d, {})
             bits_equal(got[0], ref.compute_reward(a, d, {}))
             assert got[1] is got[0]
+            by_name = env.call("compute_reward", achieved_goal=a, desired_goal=d, info={})
+            bits_equal(by_name[1], got[0])
         finally:
             env.close()
             ref.close()
