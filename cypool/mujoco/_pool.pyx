@@ -10,7 +10,7 @@ task's kernels an MjEnv of pointers into env i's rows.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, strncpy
 from libc.stdint cimport uint8_t, int64_t, uintptr_t
 cimport numpy as cnp
 
@@ -244,7 +244,7 @@ cdef class MjPool(Engine):
     cdef const int64_t* rp_tadr
     cdef const int64_t* rp_tsite
     cdef const float* rp_trgba
-    cdef const int64_t* rp_kind     # per value: VAL_CONST, VAL_TASK, VAL_OBS
+    cdef const int64_t* rp_kind     # per value: 0 a constant, 1 task state, 2 observation
     cdef const int64_t* rp_idx
     cdef const double* rp_add
     cdef double* rp_last            # offset: each env's placed sites' last model positions
@@ -441,6 +441,11 @@ cdef class MjPool(Engine):
         cdef mjModel* mm
         cdef Py_ssize_t n
         cdef int which
+        if self.scr_m != NULL:
+            for n in range(self.n_scr):
+                if self.scr_m[n] != NULL:
+                    raise RuntimeError("cypool: model_set after the pool copied its model "
+                                       "to render")
         sizes = {"dof_damping": self.m.nv, "geom_size": 3 * self.m.ngeom,
                  "geom_pos": 3 * self.m.ngeom, "site_size": 3 * self.m.nsite,
                  "site_pos": 3 * self.m.nsite, "site_rgba": 4 * self.m.nsite,
@@ -914,9 +919,10 @@ cdef class MjPool(Engine):
         kinds, idx, add = [], [], []
 
         def value(v):
-            kind = {"const": 0, "task": 1, "obs": 2}.get(v[0]) if isinstance(v, tuple) else None
-            if kind is None or len(v) not in (2, 3):
+            if not isinstance(v, tuple) or len(v) not in (2, 3) or \
+                    v[0] not in ("const", "task", "obs"):
                 raise ValueError(f"cypool: render value {v!r} is not (kind, index[, add])")
+            kind = ("const", "task", "obs").index(v[0])
             if kind == 0:
                 kinds.append(0)
                 idx.append(0)
@@ -1047,6 +1053,9 @@ cdef class MjPool(Engine):
         if ns == 0:
             return 0
         sm, sd = self.scr_m[s], self.scr_d[s]
+        if sm == NULL:
+            strncpy(err, b"no copy of the model on this thread to place the sites", 200)
+            return 1
         last = self.rp_last + i * ns * 3
         if self.rp_offset:
             for j in range(ns):
@@ -1088,6 +1097,9 @@ cdef class MjPool(Engine):
         ml[0] = self.env_m[i]
         if self.rp_nt:          # the touch colours, on this slot's copy of the model
             sm = self.scr_m[s]
+            if sm == NULL:
+                strncpy(err, b"no copy of the model on this thread to colour", 200)
+                return 1
             for j in range(self.rp_nt):
                 col = self.rp_trgba + (4 if d.sensordata[self.rp_tadr[j]] != 0.0 else 0)
                 for c in range(4):
