@@ -151,7 +151,8 @@ def box2d_ext(name, sources):
 def family_extensions():
     """Each family folder lists its own extensions (cypool/<family>/_extensions.py:
     EXTENSIONS, tuples (builder, module, sources, options)), read without importing the
-    package; a new family adds its folder, not a line here."""
+    package; a new family adds its folder, not a line here. cypool/_core lists the core's
+    the same way."""
     builders = {"core": core_ext, "mujoco": mujoco_ext, "atari": atari_ext, "box2d": box2d_ext}
     out = []
     for path in sorted((ROOT / "cypool").glob("*/_extensions.py")):
@@ -160,11 +161,7 @@ def family_extensions():
     return out
 
 
-extensions = [
-    core_ext("cypool._core._openmp", ["cypool/_core/_openmp.pyx"]),
-    core_ext("cypool._core._engine", ["cypool/_core/_engine.pyx"]),
-    core_ext("cypool._core._call", ["cypool/_core/_call.pyx"]),
-] + family_extensions()
+extensions = family_extensions()         # cypool/_core/_extensions.py's first
 
 # Development aid: CYPOOL_BUILD_ONLY=cypool.mujoco.tasks.ant,... rebuilds just those modules.
 only = [m for m in os.environ.get("CYPOOL_BUILD_ONLY", "").split(",") if m]

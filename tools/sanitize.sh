@@ -13,7 +13,7 @@
 #      directory outside the repository: $CYPOOL_SANITIZE_DIR, default /tmp/cypool-asan.
 #      The checkout's own in-place extensions are never touched.
 #   2. Builds the extensions there with -fsanitize=address: every one setup.py builds (the
-#      engine's and those each family folder lists in its _extensions.py). Test-only modules
+#      core's and those each family folder lists, in its _extensions.py). Test-only modules
 #      are built by their tests (tests/_buildext.py, into $CYPOOL_CACHE_DIR below);
 #      tests/box2d/_cr_check.pyx, over the CarRacing rasterisers, with -fsanitize=address too.
 #   3. Runs pytest from the copy with libasan preloaded (CPython itself is not instrumented),
@@ -76,10 +76,10 @@ find "$SRC" -type f ! -name '*.so' -delete
     } | grep -v -E '\.so$' | sort -u | tar -cf - -T - 2>/dev/null
 ) | tar -xpf - -C "$SRC"
 
-# every extension setup.py builds (the engine and each family folder's _extensions.py list)
+# every extension setup.py builds (cypool/_core's and each family folder's _extensions.py)
 MODULES=$(cd "$SRC" && "$PY" - <<'PYEOF'
 import glob, runpy
-mods = ["cypool._core._openmp", "cypool._core._engine"]
+mods = []
 for path in sorted(glob.glob("cypool/*/_extensions.py")):
     mods += [e[1] for e in runpy.run_path(path)["EXTENSIONS"]]
 print(",".join(mods))
