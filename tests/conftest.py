@@ -9,6 +9,7 @@ checks memory, and the kernels a sweep reaches are still reached by the sample
 ``pytest --full-sweep`` (or CYPOOL_FULL_SWEEP=1) runs every case: docs/reliability.md says
 when to."""
 import os
+import signal
 
 import pytest
 
@@ -46,3 +47,14 @@ def pytest_collection_modifyitems(config, items):
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+@pytest.fixture
+def default_sigint():
+    """Python's own Ctrl-C handling (KeyboardInterrupt) for the duration of a test that
+    simulates Ctrl-C with ``_thread.interrupt_main``, which does nothing while SIGINT is
+    ignored or left to the OS (as a library in the same worker process may have set it: CI's
+    fresh-clone run once saw all four such tests of one xdist worker not interrupted)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -176,6 +176,7 @@ def test_close_with_work_pending_stops_threads():
     assert len(_worker_threads()) == before
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_keyboard_interrupt_during_recv_is_prompt():
     # 5000 substeps per step on one thread: a batch takes about a second to finish.
     env = cypool.make_vec("Humanoid-v5", 4, batch_size=4 - 1, num_threads=1, frame_skip=5000)

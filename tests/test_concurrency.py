@@ -236,6 +236,7 @@ def _interrupt_after(seconds):
     return timer
 
 
+@pytest.mark.usefixtures("default_sigint")
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_during_sync_step_raises_right_after_the_batch(threads):
     # A sync batch runs in native code and is not interrupted half way: the whole batch is
@@ -267,6 +268,7 @@ def test_ctrl_c_during_sync_step_raises_right_after_the_batch(threads):
         env.close(), ref.close()
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_after_an_episode_ending_batch_keeps_its_autoreset():
     # max_episode_steps=1: the interrupted batch ends every episode. Its bookkeeping must
     # survive the KeyboardInterrupt: the next step is an autoreset (reward 0, no flags), so
