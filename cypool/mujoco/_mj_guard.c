@@ -42,8 +42,9 @@ void cp_install_log_handler(void) {
   }
 }
 
-/* Each guarded call arms a jmp_buf local to its own frame, so setjmp stays in C. */
-#define CP_GUARD_BEGIN(err)          \
+/* Each guarded call arms a jmp_buf local to its own frame, so setjmp stays in C. After an
+ * error the call returns `fail` (1 for status calls, NULL for constructors). */
+#define CP_GUARD_BEGIN_OR(err, fail) \
   jmp_buf env;                       \
   jmp_buf* saved = cp_armed;         \
   char* saved_err = cp_errbuf;       \
@@ -51,12 +52,15 @@ void cp_install_log_handler(void) {
   if (setjmp(env)) {                 \
     cp_armed = saved;                \
     cp_errbuf = saved_err;           \
-    return 1;                        \
+    return (fail);                   \
   }                                  \
   cp_armed = &env;
-#define CP_GUARD_END     \
+#define CP_GUARD_BEGIN(err) CP_GUARD_BEGIN_OR(err, 1)
+#define CP_GUARD_RESTORE \
   cp_armed = saved;      \
-  cp_errbuf = saved_err; \
+  cp_errbuf = saved_err;
+#define CP_GUARD_END \
+  CP_GUARD_RESTORE   \
   return 0;
 
 int cp_step(const mjModel* m, mjData* d, const mjtNum* ctrl, int nframe, char* err) {
@@ -138,59 +142,26 @@ int cp_render_scene(const mjModel* m, mjData* d, const mjvOption* opt, mjvCamera
   CP_GUARD_END
 }
 
-/* The constructors return a pointer, so they arm the guard themselves. MuJoCo frees nothing
- * that a failed allocation left behind; that memory is lost, the process keeps running. */
+/* The constructors return a pointer, NULL after an error. MuJoCo frees nothing that a failed
+ * allocation left behind; that memory is lost, the process keeps running. */
 mjModel* cp_load_xml(const char* path, char* err, int errlen) {
-  jmp_buf env;
-  jmp_buf* saved = cp_armed;
-  char* saved_err = cp_errbuf;
-  mjModel* volatile m = NULL;
-  cp_errbuf = err;
-  if (setjmp(env)) {
-    cp_armed = saved;
-    cp_errbuf = saved_err;
-    return NULL;
-  }
-  cp_armed = &env;
-  m = mj_loadXML(path, NULL, err, errlen);
-  cp_armed = saved;
-  cp_errbuf = saved_err;
+  CP_GUARD_BEGIN_OR(err, NULL)
+  mjModel* m = mj_loadXML(path, NULL, err, errlen);
+  CP_GUARD_RESTORE
   return m;
 }
 
 mjData* cp_make_data(const mjModel* m, char* err) {
-  jmp_buf env;
-  jmp_buf* saved = cp_armed;
-  char* saved_err = cp_errbuf;
-  mjData* volatile d = NULL;
-  cp_errbuf = err;
-  if (setjmp(env)) {
-    cp_armed = saved;
-    cp_errbuf = saved_err;
-    return NULL;
-  }
-  cp_armed = &env;
-  d = mj_makeData(m);
-  cp_armed = saved;
-  cp_errbuf = saved_err;
+  CP_GUARD_BEGIN_OR(err, NULL)
+  mjData* d = mj_makeData(m);
+  CP_GUARD_RESTORE
   return d;
 }
 
 mjModel* cp_copy_model(const mjModel* m, char* err) {
-  jmp_buf env;
-  jmp_buf* saved = cp_armed;
-  char* saved_err = cp_errbuf;
-  mjModel* volatile c = NULL;
-  cp_errbuf = err;
-  if (setjmp(env)) {
-    cp_armed = saved;
-    cp_errbuf = saved_err;
-    return NULL;
-  }
-  cp_armed = &env;
-  c = mj_copyModel(NULL, m);
-  cp_armed = saved;
-  cp_errbuf = saved_err;
+  CP_GUARD_BEGIN_OR(err, NULL)
+  mjModel* c = mj_copyModel(NULL, m);
+  CP_GUARD_RESTORE
   return c;
 }
 
