@@ -137,10 +137,6 @@ class PoolApiMixin:
         (``FamilySpec.methods``; PointMaze's ``compute_reward``, ...)."""
         return tuple(getattr(self.pool.family, "methods", None) or ())
 
-    # SyncVectorEnv.call(name, *args, **kwargs): compiled (HER's compute_reward); what a
-    # bound method of the pool does not serve goes to _call
-    call = _call.call
-
     def _call(self, name: str, args: tuple, kwargs: dict) -> tuple:
         if name == "render":
             return tuple(self.render())
@@ -245,6 +241,11 @@ class PoolApiMixin:
         return self.__deepcopy__({})
 
 
+# SyncVectorEnv.call(name, *args, **kwargs), a C method (HER's compute_reward): what a bound
+# method of the pool does not serve goes to PoolApiMixin._call
+PoolApiMixin.call = _call.method_of(PoolApiMixin)
+
+
 def _parse_seeded(seeded, n):
     """A state's "seeded" flags: n bools."""
     if not isinstance(seeded, (list, tuple, np.ndarray)) or len(seeded) != n:
@@ -281,3 +282,4 @@ def check_snapshot(snapshot, keys, n=None):
         if not every:
             raise ValueError(f"cypool: the snapshot's state must hold every env (0..{n - 1}), "
                              f"got env ids {ids!r:.80}")
+
