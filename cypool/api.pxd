@@ -12,6 +12,7 @@
 #   cdef int env_step(self, Py_ssize_t i, int slot) noexcept nogil
 #   cdef int thread_init(self, int slot) noexcept nogil     # once per thread slot; ST_OK
 #   cdef void thread_fini(self, int slot) noexcept nogil
+#   cdef int env_job(self, Py_ssize_t i, int slot) noexcept nogil  # optional: run_job's
 # EnvRow: env i's rows, from self.row_of(i, &row): obs, info, rew, term, trunc, its numpy
 #   random stream rng (a bitgen_t*, for numpy.random.c_distributions) and err, the
 #   ERRMSG_LEN-byte message of a failed status.

@@ -8,6 +8,7 @@ cdef enum:
     OP_STEP = 1        # step with action row i
     OP_RESET = 2       # reset: reward 0, flags cleared, reset info (reset() and NEXT_STEP autoreset)
     OP_STEP_RESET = 3  # step; if the episode ends, save the final rows and reset now (SAME_STEP)
+    OP_JOB = 4         # run_job's: the family's env_job, nothing else of env i is touched
 
 # Status codes a family's env_step/env_reset return; raised as Python errors after the batch.
 cdef enum:
@@ -140,6 +141,7 @@ cdef class Engine:
     cdef int64_t team_entered    # team threads past thread_init (atomic)
     cdef int64_t team_size       # threads the team's parallel region really has
     cdef int64_t n_failed        # envs whose op failed since the last run_all began (atomic)
+    cdef int64_t n_queued        # items submit() queued that take_ready() has not taken
 
     # a family's hooks: per env (on thread slot `slot`), and once per thread slot
     cdef void row_of(self, Py_ssize_t i, EnvRow* r) noexcept nogil
@@ -156,3 +158,5 @@ cdef class Engine:
     cdef void run_ranges(self, int low, int slot) noexcept nogil
     cdef void run_with_team(self) noexcept nogil
     cdef void worker_loop(self, int slot) noexcept nogil
+    cdef int env_job(self, Py_ssize_t i, int slot) noexcept nogil
+    cdef int64_t run_job_ids(self, const int64_t* ids, Py_ssize_t n) noexcept nogil

@@ -408,6 +408,12 @@ cdef class Engine:
         """Free slot `slot`'s state (on its own thread for the team's slots)."""
         pass
 
+    cdef int env_job(self, Py_ssize_t i, int slot) noexcept nogil:
+        """A family's side job on env i (run_job: MjPool draws frames), on thread slot
+        `slot`: it changes nothing a batch reads or writes of env i (rows, flags, status,
+        errmsg); ST_OK, or nonzero with the message kept where the family reads it."""
+        return ST_ENGINE_ERROR
+
     cdef void save_final(self, Py_ssize_t i) noexcept nogil:
         """Copy env i's rows of every output and of info into their final_ twins."""
         cdef int k
@@ -420,6 +426,10 @@ cdef class Engine:
     cdef void run_one(self, Py_ssize_t i, int op, int slot) noexcept nogil:
         cdef Slot* s = &self.slots[i]
         cdef int st = ST_OK
+        if op == OP_JOB:        # run_job's: env i's rows, flags and status are left alone
+            if self.env_job(i, slot) != ST_OK:
+                cp_fetch_add(&self.n_failed, 1)
+            return
         self.final_mask[i] = 0
         s.errmsg[0] = 0
         if op == OP_NONE:
@@ -648,6 +658,7 @@ cdef class Engine:
             if flags != NULL:
                 _mark(&ids[0], ids.shape[0], self.group_size, flags, 1)
             cp_async_push_work(self.aq, &ids[0], ids.shape[0], 1)
+            cp_add(&self.n_queued, ids.shape[0])
 
     def submit_groups(self, groups, uint8_t[::1] in_flight=None):
         """Queue whole groups (see set_groups); each comes back as the item -(group + 1).
@@ -668,6 +679,7 @@ cdef class Engine:
             if flags != NULL:
                 _mark(&it[0], it.shape[0], self.group_size, flags, 1)
             cp_async_push_work(self.aq, &it[0], it.shape[0], 1)
+            cp_add(&self.n_queued, it.shape[0])
 
     def set_groups(self, Py_ssize_t group_size, Py_ssize_t ring_k):
         """Split the envs into groups of `group_size` consecutive envs (population members),
@@ -709,6 +721,7 @@ cdef class Engine:
         cdef int64_t got = 0
         if n > 0:
             got = cp_async_take_done(self.aq, &o[0], n)
+            cp_add(&self.n_queued, -got)
             if flags != NULL:
                 _mark(&o[0], got, self.group_size, flags, 0)
         return out[:got]
@@ -735,6 +748,7 @@ cdef class Engine:
         self._worker = None
         self.num_workers = 0
         self.caller_ready = 0
+        self.n_queued = 0
 
     def stop_workers(self):
         """Stop the workers (each finishes the env it is stepping, then runs thread_fini in
@@ -748,6 +762,7 @@ cdef class Engine:
             free(self.aq)
             self.aq = NULL
             self.num_workers = 0
+            self.n_queued = 0
         if self.caller_ready:
             self.caller_ready = 0
             with nogil:
@@ -775,6 +790,58 @@ cdef class Engine:
             for i in range(self.num_envs):
                 self.ops[i] = OP_RESET if reset_done and self.done[i] else op
             self.run_all()
+
+    def run_job(self, const int64_t[::1] ids):
+        """env_job on each env of `ids` (distinct; none in flight), the GIL released: on the
+        worker team with the caller helping, where there is a team and no send() is
+        outstanding (its results share the queue), else on the calling thread. Returns how
+        many envs' jobs failed. No batch output, flag or counter changes."""
+        cdef Py_ssize_t k, n = ids.shape[0]
+        cdef int64_t failed
+        self._check_ids(ids)
+        seen = np.zeros(self.num_envs, np.uint8)
+        cdef uint8_t[::1] sv = seen
+        for k in range(n):
+            if sv[ids[k]]:
+                raise ValueError(f"cypool: run_job: env {ids[k]} is given twice")
+            sv[ids[k]] = 1
+        if n == 0:
+            return 0
+        old = np.empty(n, np.uint8)
+        cdef uint8_t[::1] ov = old
+        with nogil:
+            for k in range(n):
+                ov[k] = self.ops[ids[k]]
+                self.ops[ids[k]] = OP_JOB
+            failed = self.run_job_ids(&ids[0], n)
+            for k in range(n):
+                self.ops[ids[k]] = ov[k]
+        return failed
+
+    cdef int64_t run_job_ids(self, const int64_t* ids, Py_ssize_t n) noexcept nogil:
+        """run_job's core: envs ids (ops set to OP_JOB); the number of failed jobs. The
+        failure count of the last batch (n_failed) is put back after."""
+        cdef int64_t j, got, failed
+        cdef int64_t buf[CP_CHUNK_MAX]
+        cdef int64_t saved = cp_load(&self.n_failed)
+        cdef Py_ssize_t k
+        cp_store(&self.n_failed, 0)
+        if self.aq != NULL and n > 1 and cp_load(&self.n_queued) == 0:
+            cp_async_push_sync(self.aq, ids, n, 1)
+            got = cp_async_try_pop_work(self.aq, buf)
+            while got > 0:
+                for j in range(got):
+                    self.run_one(buf[j], OP_JOB, CALLER_SLOT)
+                cp_async_push_done(self.aq, buf, got)
+                got = cp_async_try_pop_work(self.aq, buf)
+            cp_async_wait_done(self.aq, n, -1)
+            cp_async_take_done(self.aq, self.batch_ids, n)
+        else:
+            for k in range(n):
+                self.run_one(ids[k], OP_JOB, CALLER_SLOT)
+        failed = cp_load(&self.n_failed)
+        cp_store(&self.n_failed, saved)
+        return failed
 
     def _sync_plan(self):
         """How the next sync batch of every env would run, from the cost measured so far:

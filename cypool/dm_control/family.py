@@ -502,7 +502,7 @@ def _seed(fam, i, seed):
 
 def _render(engine, ids, mode, kwargs, *, model):
     """render_mode="rgb_array": (len(ids), height, width, 3) uint8 frames, those of
-    physics.render(height, width, camera_id), rendered in the calling thread; with
+    physics.render(height, width, camera_id), rendered on the worker threads; with
     render_kwargs depth=True, (len(ids), height, width) float32 depths in model units,
     those of physics.render(..., depth=True). MUJOCO_GL is read at the first render,
     which makes the GL context."""

@@ -18,7 +18,7 @@ import hashlib
 
 import numpy as np
 
-from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN
+from cypool._core._engine cimport Engine, EnvRow, ST_OK, ST_ENGINE_ERROR, ERRMSG_LEN, CALLER_SLOT
 from cypool.mujoco._mj.mujoco cimport (mjModel, mjData, mj_deleteModel, mj_deleteData,
                                        mj_version, mj_versionString, mjVERSION_HEADER,
                                        mjNWARNING, mj_copyModel, mjDSBL_ACTUATION)
@@ -232,7 +232,12 @@ cdef class MjPool(Engine):
     cdef int pixels             # from_pixels: every step and reset renders the env's obs
     cdef int chw                # pixels: channels-first observations (3, height, width)
     cdef int r_backend          # pixels: the GL backend the thread slots' renderers use
-    cdef cp_renderer** slot_r   # pixels: each thread slot's renderer
+    cdef cp_renderer** slot_r   # each thread slot's renderer (pixels: made by thread_init;
+                                # else a worker's, made at its first render() frame)
+    cdef unsigned char** job_rgb    # render_frames: where env_job writes env i's frame,
+    cdef float** job_depth          # its depth buffer (NULL: not asked for),
+    cdef char* job_msg              # and env i's failure message (ERRMSG_LEN bytes per env)
+    cdef int job_room               # render_frames checked the memory for the workers' contexts
     # setup_render_prep: what the reference's render callback does before each frame
     cdef int rp_forward, rp_offset
     cdef Py_ssize_t rp_nq, rp_nv, rp_ns, rp_nt
@@ -268,6 +273,9 @@ cdef class MjPool(Engine):
         self.renderer = NULL
         self.cams = NULL
         self.slot_r = NULL
+        self.job_rgb = NULL
+        self.job_depth = NULL
+        self.job_msg = NULL
         self.pixels = 0
         self.chw = 0
         self.r_backend = CP_GL_AUTO
@@ -389,6 +397,9 @@ cdef class MjPool(Engine):
         if self.slot_r != NULL and self.slot_status == NULL:
             cp_renderer_destroy(self.slot_r[0])     # made by open_pixel_renderer, never used
         free(self.slot_r)       # the slots' renderers were freed by thread_fini (or leak)
+        free(self.job_rgb)
+        free(self.job_depth)
+        free(self.job_msg)
         if self.scr_m != NULL:
             for i in range(self.n_scr):
                 self._free_scratch(i)
@@ -644,10 +655,35 @@ cdef class MjPool(Engine):
             ERRMSG_LEN) == CP_GL_OK else ST_ENGINE_ERROR
 
     cdef void thread_fini(self, int slot) noexcept nogil:
-        if self.pixels:
+        if self.slot_r != NULL:
             cp_renderer_destroy(self.slot_r[slot])
             self.slot_r[slot] = NULL
-            self._free_scratch(slot)
+        self._free_scratch(slot)
+
+    cdef int env_job(self, Py_ssize_t i, int slot) noexcept nogil:
+        """render_frames' frame of env i (to job_rgb[i], job_depth[i]) on thread slot `slot`:
+        the caller draws on render()'s context, a worker on its slot's (made here at its
+        first frame through the caller's backend, freed by thread_fini); a failure's message
+        goes to env i's row of job_msg."""
+        cdef char* err = self.job_msg + i * ERRMSG_LEN
+        cdef cp_renderer* rd = self.renderer
+        cdef Py_ssize_t s = self.n_scr - 1
+        cdef const int* flags = NULL
+        err[0] = 0
+        if slot != CALLER_SLOT:
+            s = slot
+            if self.slot_r[slot] == NULL:
+                if self.r_nflags > 0:
+                    flags = self.r_flags_p
+                if cp_renderer_create(self.m, self.r_backend, self.r_width, self.r_height,
+                                      flags, self.r_nflags, self.r_max_geom,
+                                      &self.slot_r[slot], err, ERRMSG_LEN) != CP_GL_OK:
+                    return ST_ENGINE_ERROR
+            rd = self.slot_r[slot]
+        if self.scr_m != NULL and self._scratch(s, err) != 0:
+            return ST_ENGINE_ERROR
+        return ST_OK if self._draw(rd, i, s, 0, self.job_rgb[i], self.job_depth[i], err,
+                                   ERRMSG_LEN) == 0 else ST_ENGINE_ERROR
 
     # ------------------------------------------------------------------ state
     # An env's MuJoCo state is its whole mjData buffer (every array: the integration state
@@ -843,6 +879,16 @@ cdef class MjPool(Engine):
         self.renderer = NULL
 
     @property
+    def worker_renderers(self):
+        """How many worker threads hold a GL context (from_pixels: all; render(): those
+        that drew a frame)."""
+        cdef int k, n = 0
+        if self.slot_r != NULL:
+            for k in range(1, self.num_threads + 2):     # slot_r's worker entries
+                n += self.slot_r[k] != NULL
+        return n
+
+    @property
     def has_renderer(self):
         """render_rgb made its GL context (the first render reads MUJOCO_GL)."""
         return self.renderer != NULL
@@ -859,12 +905,14 @@ cdef class MjPool(Engine):
         """(rgb, depth) of envs `ids`, each None unless asked for: rgb as render_rgb's, depth
         (len(ids), height, width) float32, the depth buffer gymnasium's depth_array reads
         (one render gives both, as gymnasium's rgbd_tuple). Each env's frame follows what
-        setup_render_prep says the reference does before it, as from_pixels' frames do."""
+        setup_render_prep says the reference does before it, as from_pixels' frames do.
+        Drawn by run_job: on the worker threads, each on its own GL context, with this thread
+        on render()'s (made at the first call, through `backend`); on this thread alone when
+        the pool has no team or a send() is outstanding. An env listed twice is drawn once."""
         cdef char err[1024]
         cdef int rc = 0
-        cdef Py_ssize_t k, n = ids.shape[0]
+        cdef Py_ssize_t k, i, n = ids.shape[0]
         cdef Py_ssize_t plane = <Py_ssize_t> self.r_height * self.r_width
-        cdef Py_ssize_t s = self.n_scr - 1
         cdef const int[:, ::1] flags
         if self.cams == NULL:
             raise RuntimeError("cypool: this pool was not set up to render")
@@ -878,23 +926,57 @@ cdef class MjPool(Engine):
                                     err, 1024)
             if rc != CP_GL_OK:
                 raise _gl_error(rc, err[:1024])
-        if self.scr_m != NULL and self._scratch(s, err) != 0:
-            raise MemoryError(f"cypool: cannot copy the model to render: "
-                              f"{err.decode(errors='replace')}")
-        out = np.empty((n, self.r_height, self.r_width, 3), np.uint8) if rgb else None
-        dep = np.empty((n, self.r_height, self.r_width), np.float32) if depth else None
+            if not self.pixels:         # the workers' contexts follow this one's backend
+                self.r_backend = cp_renderer_backend(self.renderer)
+        self._job_buffers()
+        if self.num_workers > 0 and not self.pixels and not self.job_room and n > 1:
+            with nogil:
+                rc = cp_gl_headroom(self.m, self.r_width, self.r_height, self.num_workers,
+                                    err, 1024)
+            if rc:
+                raise _gl_error(CP_GL_NO_MEMORY, err[:1024])
+            self.job_room = 1
+        uniq, inverse = np.unique(np.asarray(ids), return_inverse=True)
+        cdef const int64_t[::1] u = uniq if len(uniq) < n else ids
+        cdef Py_ssize_t m = u.shape[0]
+        out = np.empty((m, self.r_height, self.r_width, 3), np.uint8) if rgb else None
+        dep = np.empty((m, self.r_height, self.r_width), np.float32) if depth else None
         cdef unsigned char* o = <unsigned char*> cnp.PyArray_DATA(out) if rgb else NULL
         cdef float* dp = <float*> cnp.PyArray_DATA(dep) if depth else NULL
-        with nogil:
-            for k in range(n):
-                rc = self._draw(self.renderer, ids[k], s, 0,
-                                o + 3 * plane * k if o != NULL else NULL,
-                                dp + plane * k if dp != NULL else NULL, err, 1024)
-                if rc != 0:
-                    break
-        if rc != 0:
-            raise RuntimeError(f"cypool: rendering failed: {err.decode(errors='replace')}")
+        for k in range(m):
+            i = u[k]
+            self.job_rgb[i] = o + 3 * plane * k if o != NULL else NULL
+            self.job_depth[i] = dp + plane * k if dp != NULL else NULL
+        if self.run_job(u):
+            for k in range(m):
+                if self.job_msg[u[k] * ERRMSG_LEN] != 0:
+                    msg = (self.job_msg + u[k] * ERRMSG_LEN)[:ERRMSG_LEN].split(b"\0", 1)[0]
+                    raise RuntimeError(f"cypool: rendering env {u[k]} failed: "
+                                       f"{msg.decode(errors='replace')}")
+            raise RuntimeError("cypool: rendering failed")
+        if m < n:                       # an env listed twice: its frame, copied
+            out = out[inverse] if rgb else None
+            dep = dep[inverse] if depth else None
         return out, dep
+
+    def _job_buffers(self):
+        """render_frames' per-env destinations and messages, and the slots' renderers."""
+        if self.job_msg == NULL:
+            self.job_rgb = <unsigned char**> calloc(self.num_envs, sizeof(unsigned char*))
+            self.job_depth = <float**> calloc(self.num_envs, sizeof(float*))
+            self.job_msg = <char*> calloc(self.num_envs * ERRMSG_LEN, 1)
+            if self.job_rgb == NULL or self.job_depth == NULL or self.job_msg == NULL:
+                free(self.job_rgb)
+                free(self.job_depth)
+                free(self.job_msg)
+                self.job_rgb = NULL
+                self.job_depth = NULL
+                self.job_msg = NULL
+                raise MemoryError("cypool: cannot allocate the render buffers")
+        if self.slot_r == NULL:
+            self.slot_r = <cp_renderer**> calloc(self.num_threads + 2, sizeof(cp_renderer*))
+            if self.slot_r == NULL:
+                raise MemoryError("cypool: cannot allocate the renderers")
 
     # ------------------------------------------------------------------ render callbacks
     def setup_render_prep(self, bint forward=False, qpos=(), qvel=(), sites=(),

@@ -1,6 +1,6 @@
 """Rendering shared by the robotics ids: their render kwargs and camera configs, and how
-MjPool draws their frames (render() on the calling thread, from_pixels on the worker
-threads), each after what the reference's render callback moves (MjPool.setup_render_prep:
+MjPool draws their frames (on the worker threads: render() through Engine.run_job,
+from_pixels inside the step), each after what the reference's render callback moves (MjPool.setup_render_prep:
 target sites, a target joint, touch colours)."""
 import numpy as np
 

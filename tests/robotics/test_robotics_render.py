@@ -29,7 +29,7 @@ def _leaves(obs, i=None):
 def _frames(env_id, n, kw, seed, schedule, mode):
     """cypool's frames of every env at the "render" entries of ``schedule``, its
     observations after each entry, and the actions it stepped."""
-    env = cypool.make_vec(env_id, n, num_threads=1, render_mode=mode,
+    env = cypool.make_vec(env_id, n, num_threads=2, render_mode=mode,
                           autoreset_mode="disabled", **kw)
     space = env.single_action_space
     rng = np.random.default_rng(seed)
