@@ -238,6 +238,7 @@ cdef class MjPool(Engine):
     cdef float** job_depth          # its depth buffer (NULL: not asked for),
     cdef char* job_msg              # and env i's failure message (ERRMSG_LEN bytes per env)
     cdef int job_room               # render_frames checked the memory for the workers' contexts
+    cdef int job_armed              # render_frames' run_job is running: job_rgb etc. are set
     # setup_render_prep: what the reference's render callback does before each frame
     cdef int rp_forward, rp_offset
     cdef Py_ssize_t rp_nq, rp_nv, rp_ns, rp_nt
@@ -665,10 +666,13 @@ cdef class MjPool(Engine):
         the caller draws on render()'s context, a worker on its slot's (made here at its
         first frame through the caller's backend, freed by thread_fini); a failure's message
         goes to env i's row of job_msg."""
-        cdef char* err = self.job_msg + i * ERRMSG_LEN
+        cdef char* err
         cdef cp_renderer* rd = self.renderer
         cdef Py_ssize_t s = self.n_scr - 1
         cdef const int* flags = NULL
+        if not self.job_armed:          # run_job called from outside render_frames
+            return ST_ENGINE_ERROR
+        err = self.job_msg + i * ERRMSG_LEN
         err[0] = 0
         if slot != CALLER_SLOT:
             s = slot
@@ -947,7 +951,15 @@ cdef class MjPool(Engine):
             i = u[k]
             self.job_rgb[i] = o + 3 * plane * k if o != NULL else NULL
             self.job_depth[i] = dp + plane * k if dp != NULL else NULL
-        if self.run_job(u):
+        self.job_armed = 1
+        try:
+            failed = self.run_job(u)
+        finally:
+            self.job_armed = 0
+            for k in range(m):          # no pointer into these arrays outlives the call
+                self.job_rgb[u[k]] = NULL
+                self.job_depth[u[k]] = NULL
+        if failed:
             for k in range(m):
                 if self.job_msg[u[k] * ERRMSG_LEN] != 0:
                     msg = (self.job_msg + u[k] * ERRMSG_LEN)[:ERRMSG_LEN].split(b"\0", 1)[0]

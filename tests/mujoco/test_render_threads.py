@@ -145,3 +145,21 @@ def test_run_job_checks_its_ids_and_moves_nothing():
         env.step(np.zeros(3, np.int64))
     finally:
         env.close()
+
+
+def test_run_job_outside_render_draws_nothing():
+    """MjPool's job draws only inside render(): called directly, before and after a render
+    (whose arrays are gone), each env's job fails and nothing is written anywhere."""
+    env = cypool.make_vec("Hopper-v5", 3, num_threads=2, render_mode="rgb_array", **SMALL)
+    try:
+        env.reset(seed=0)
+        e = env.pool.engine
+        ids = np.arange(3, dtype=np.int64)
+        assert e.run_job(ids) == 3
+        first = env.render()
+        assert e.run_job(ids) == 3
+        for a, b in zip(env.render(), first):
+            _equal(a, b)
+    finally:
+        env.close()
+
