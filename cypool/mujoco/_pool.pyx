@@ -898,10 +898,10 @@ cdef class MjPool(Engine):
         return self.renderer != NULL
 
     def render_rgb(self, const int64_t[::1] ids, int backend=CP_GL_AUTO):
-        """(len(ids), height, width, 3) uint8 frames of envs `ids`, rendered in this thread
-        (GIL released) as gymnasium's MujocoRenderer renders rgb_array. The first call makes
-        the GL context through `backend` (GL_BACKENDS). Call with no batch running these
-        envs."""
+        """(len(ids), height, width, 3) uint8 frames of envs `ids`, rendered (GIL released,
+        as render_frames draws them) as gymnasium's MujocoRenderer renders rgb_array. The
+        first call makes the GL context through `backend` (GL_BACKENDS). Call with no batch
+        running these envs."""
         return self.render_frames(ids, True, False, backend)[0]
 
     def render_frames(self, const int64_t[::1] ids, bint rgb, bint depth,
