@@ -282,4 +282,3 @@ def check_snapshot(snapshot, keys, n=None):
         if not every:
             raise ValueError(f"cypool: the snapshot's state must hold every env (0..{n - 1}), "
                              f"got env ids {ids!r:.80}")
-

@@ -1,7 +1,7 @@
 """Rendering shared by the robotics ids: their render kwargs and camera configs, and how
 MjPool draws their frames (on the worker threads: render() through Engine.run_job,
-from_pixels inside the step), each after what the reference's render callback moves (MjPool.setup_render_prep:
-target sites, a target joint, touch colours)."""
+from_pixels inside the step), each after what the reference's render callback moves
+(MjPool.setup_render_prep: target sites, a target joint, touch colours)."""
 import numpy as np
 
 from cypool._core.spec import Kwarg

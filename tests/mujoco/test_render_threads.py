@@ -9,7 +9,6 @@ import pytest
 import cypool
 
 
-
 @pytest.fixture(autouse=True)
 def egl(monkeypatch):
     monkeypatch.setenv("MUJOCO_GL", "egl")
