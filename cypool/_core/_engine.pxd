@@ -157,7 +157,6 @@ cdef class Engine:
     cdef void run_all(self) noexcept nogil
     cdef void run_ranges(self, int low, int slot) noexcept nogil
     cdef void run_with_team(self) noexcept nogil
-    cdef void run_ids_on_team(self, const int64_t* ids, int64_t k) noexcept nogil
     cdef void worker_loop(self, int slot) noexcept nogil
     cdef int env_job(self, Py_ssize_t i, int slot) noexcept nogil
     cdef int64_t run_job_ids(self, const int64_t* ids, Py_ssize_t n) noexcept nogil

@@ -523,6 +523,8 @@ cdef class Engine:
 
     cdef void run_with_team(self) noexcept nogil:
         cdef Py_ssize_t i, k = 0, n = self.num_envs
+        cdef int64_t j, got
+        cdef int64_t buf[CP_CHUNK_MAX]
         cdef int threads = self.num_workers + 1
         cdef long t0 = cp_now_ns()
         cdef uint8_t* ops = self.ops
@@ -546,23 +548,16 @@ cdef class Engine:
             if ops[i] != OP_RESET and ops[i] != OP_NONE:
                 self.batch_ids[k] = i
                 k += 1
-        self.run_ids_on_team(self.batch_ids, k)
-        cp_async_note_batch(self.aq, k, threads, cp_now_ns() - t0)
-
-    cdef void run_ids_on_team(self, const int64_t* ids, int64_t k) noexcept nogil:
-        """Envs ids (their ops set) as one id per queue item: the workers take them, the
-        caller helps, and returns once all k are done (their ids taken from the queue)."""
-        cdef int64_t j, got
-        cdef int64_t buf[CP_CHUNK_MAX]
-        cp_async_push_sync(self.aq, ids, k, 1)
+        cp_async_push_sync(self.aq, self.batch_ids, k, 1)
         got = cp_async_try_pop_work(self.aq, buf)
         while got > 0:
             for j in range(got):
-                self.run_one(buf[j], self.ops[buf[j]], CALLER_SLOT)
+                self.run_one(buf[j], ops[buf[j]], CALLER_SLOT)
             cp_async_push_done(self.aq, buf, got)
             got = cp_async_try_pop_work(self.aq, buf)
         cp_async_wait_done(self.aq, k, -1)
         cp_async_take_done(self.aq, self.batch_ids, k)
+        cp_async_note_batch(self.aq, k, threads, cp_now_ns() - t0)
 
     # ------------------------------------------------------------------ thread slots, team
     def start_workers(self, int count):
@@ -826,12 +821,21 @@ cdef class Engine:
     cdef int64_t run_job_ids(self, const int64_t* ids, Py_ssize_t n) noexcept nogil:
         """run_job's core: envs ids (ops set to OP_JOB); the number of failed jobs. The
         failure count of the last batch (n_failed) is put back after."""
-        cdef int64_t failed
+        cdef int64_t j, got, failed
+        cdef int64_t buf[CP_CHUNK_MAX]
         cdef int64_t saved = cp_load(&self.n_failed)
         cdef Py_ssize_t k
         cp_store(&self.n_failed, 0)
         if self.aq != NULL and n > 1 and cp_load(&self.n_queued) == 0:
-            self.run_ids_on_team(ids, n)
+            cp_async_push_sync(self.aq, ids, n, 1)
+            got = cp_async_try_pop_work(self.aq, buf)
+            while got > 0:
+                for j in range(got):
+                    self.run_one(buf[j], OP_JOB, CALLER_SLOT)
+                cp_async_push_done(self.aq, buf, got)
+                got = cp_async_try_pop_work(self.aq, buf)
+            cp_async_wait_done(self.aq, n, -1)
+            cp_async_take_done(self.aq, self.batch_ids, n)
         else:
             for k in range(n):
                 self.run_one(ids[k], OP_JOB, CALLER_SLOT)
